@@ -132,6 +132,16 @@ type Harness interface {
 	Models(ctx context.Context) ([]Model, error)
 }
 
+// ErrStopped is returned by Run when the input was a harness stop command
+// (general-b's "stop", "exit"): no run started, the turn settles cancelled
+// with empty output and no usage.
+var ErrStopped = errors.New("stop command: no run started")
+
+// PurposeHeader is set by harnesses on model requests that are not the
+// turn itself ("title" for title generation, "subagent" for delegated
+// tasks), so metering and scripted test servers can tell them apart.
+const PurposeHeader = "X-Svc-Purpose"
+
 // Error is a turn or session failure with a spec code (agent_error,
 // auth_error, rate_limited, quota_exhausted, context_length, title_conflict,
 // rename_unsupported, validation_error, ...).
