@@ -47,6 +47,7 @@ type UpdateTemplate struct {
 	ImageRef     *string       `json:"image_ref,omitempty"`
 	RegistryAuth *RegistryAuth `json:"registry_auth,omitempty"`
 	Description  *string       `json:"description,omitempty"`
+	DefaultPort  *int          `json:"default_port,omitempty"`
 }
 
 // Resources is an instance shape plus its disk.
