@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/svc-dev/svc/internal/auth"
+	"github.com/svc-dev/svc/internal/server"
+)
+
+func serveCmd(getenv func(string) string, stdout, stderr io.Writer) *cobra.Command {
+	cfg := server.Config{}
+	var logLevel string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run every role of svcd in one process with the embedded defaults",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("--log-level: %w", err)
+			}
+			cfg.Log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+			cfg.Failpoint = failpoints(getenv("SVC_FAILPOINTS"))
+			ctx := cmd.Context()
+			srv, err := server.Start(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			greet(stdout, srv, cfg.DataDir)
+			<-ctx.Done()
+			fmt.Fprintln(stdout, "svcd: shutting down (instances keep running)")
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.DataDir, "data", envOr(getenv, "SVC_DATA", "./.svc"), "data directory (env SVC_DATA)")
+	f.StringVar(&cfg.Listen, "listen", envOr(getenv, "SVC_LISTEN", "127.0.0.1:7070"), "API and edge address (env SVC_LISTEN)")
+	f.StringVar(&cfg.RegistryListen, "registry-listen", envOr(getenv, "SVC_REGISTRY_LISTEN", "127.0.0.1:7071"), "private registry address, loopback only (env SVC_REGISTRY_LISTEN)")
+	f.StringVar(&cfg.AppsDomain, "apps-domain", envOr(getenv, "SVC_APPS_DOMAIN", "localhost"), "domain of instance URLs (env SVC_APPS_DOMAIN)")
+	f.StringVar(&cfg.Network, "network", envOr(getenv, "SVC_NETWORK", "svc"), "Docker network of instances")
+	f.StringVar(&logLevel, "log-level", envOr(getenv, "SVC_LOG_LEVEL", "info"), "debug, info, warn or error")
+	f.IntVar(&cfg.MinIdleTimeout, "min-idle-timeout", 300, "floor of idle_timeout_seconds; lower it for tests only")
+	f.MarkHidden("min-idle-timeout")
+	return cmd
+}
+
+// greet prints where svc runs and, on the first start, the key.
+func greet(w io.Writer, srv *server.Server, dataDir string) {
+	keyFile := auth.KeyFile(dataDir)
+	if rel, err := filepath.Rel(".", keyFile); err == nil && !strings.HasPrefix(rel, "..") {
+		keyFile = rel
+	}
+	fmt.Fprintf(w, "svc is running at %s\n", srv.URL)
+	if srv.Key != "" {
+		fmt.Fprintf(w, "\nYour API key (shown once; saved to %s, mode 0600):\n\n  %s\n\n", keyFile, srv.Key)
+	}
+	fmt.Fprintf(w, "Try it:\n  curl -H \"Authorization: Bearer $(cat %s)\" %s/v1/templates\n", keyFile, srv.URL)
+}
+
+// failpoints returns a hook that kills the process at the named points.
+// Crash tests use it (SVC_FAILPOINTS=create.recorded,...); it is empty in
+// normal runs.
+func failpoints(spec string) func(string) {
+	if spec == "" {
+		return nil
+	}
+	points := map[string]bool{}
+	for _, p := range strings.Split(spec, ",") {
+		points[strings.TrimSpace(p)] = true
+	}
+	return func(name string) {
+		if points[name] {
+			fmt.Fprintln(os.Stderr, "svcd: failpoint "+name+": killing pid "+strconv.Itoa(os.Getpid()))
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+	}
+}

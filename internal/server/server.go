@@ -1,0 +1,224 @@
+// Package server assembles svcd from its parts: store, private registry,
+// runtime driver, template and instance services, the hosting API and the
+// reconciler. cmd/svcd and the end-to-end test harness both start it.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/svc-dev/svc/internal/api"
+	"github.com/svc-dev/svc/internal/auth"
+	"github.com/svc-dev/svc/internal/hostname"
+	"github.com/svc-dev/svc/internal/instance"
+	"github.com/svc-dev/svc/internal/registry"
+	"github.com/svc-dev/svc/internal/runtime"
+	"github.com/svc-dev/svc/internal/runtime/docker"
+	"github.com/svc-dev/svc/internal/store"
+	"github.com/svc-dev/svc/internal/template"
+)
+
+// Config is everything svcd serve needs.
+type Config struct {
+	// DataDir holds the database, the registry, instance disks and the
+	// first API key.
+	DataDir string
+	// Listen is the API (and edge) address, e.g. 127.0.0.1:7070.
+	Listen string
+	// RegistryListen is the private registry's address; dockerd pulls
+	// from it, so it stays on loopback.
+	RegistryListen string
+	// AppsDomain is the domain instance hosts live under.
+	AppsDomain string
+	// Network is the Docker network of instances.
+	Network string
+	// MinIdleTimeout lowers the idle_timeout_seconds floor (tests only).
+	MinIdleTimeout int
+	// ReconcileEvery is the reconciler's period (default 30s).
+	ReconcileEvery time.Duration
+	// BootTimeout bounds the boot probe (default 2m).
+	BootTimeout time.Duration
+	// StopGrace is how long a stop waits before killing (default 10s).
+	StopGrace time.Duration
+	// Failpoint is called at named points of operations (crash tests).
+	Failpoint func(name string)
+	Log       *slog.Logger
+}
+
+// Server is a running svcd.
+type Server struct {
+	// URL is the hosting API's base URL.
+	URL string
+	// Key is the first API key when this start created the workspace.
+	Key   string
+	Store *store.Store
+
+	Instances *instance.Service
+	Templates *template.Service
+	Registry  *registry.Registry
+	Runtime   runtime.Driver
+
+	cfg     Config
+	servers []*http.Server
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// Start opens the data directory, recovers interrupted operations and
+// serves until Close.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.ReconcileEvery == 0 {
+		cfg.ReconcileEvery = 30 * time.Second
+	}
+	dataDir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	cfg.DataDir = dataDir
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, filepath.Join(dataDir, "svc.db"))
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Store: st, cfg: cfg}
+	if err := s.start(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) start(ctx context.Context) error {
+	cfg := s.cfg
+	install, err := s.Store.SetMetaOnce(ctx, "install_id", auth.Random(8, "abcdefghijklmnopqrstuvwxyz0123456789"))
+	if err != nil {
+		return err
+	}
+	regPassword, err := s.Store.SetMetaOnce(ctx, "registry_password", auth.Random(32, "abcdefghijklmnopqrstuvwxyz0123456789"))
+	if err != nil {
+		return err
+	}
+
+	// The private registry on its own loopback listener.
+	regLn, err := net.Listen("tcp", cfg.RegistryListen)
+	if err != nil {
+		return fmt.Errorf("registry listener: %w", err)
+	}
+	reg, err := registry.New(ctx, registry.Config{Dir: filepath.Join(cfg.DataDir, "registry"), Username: "svcd", Password: regPassword, Log: cfg.Log})
+	if err != nil {
+		regLn.Close()
+		return err
+	}
+	reg.SetAddr(regLn.Addr().String())
+	s.Registry = reg
+	s.serve(regLn, reg.Handler())
+
+	drv, err := docker.New(ctx, docker.Config{DataDir: cfg.DataDir, Install: install, Network: cfg.Network})
+	if err != nil {
+		return fmt.Errorf("docker: %w", err)
+	}
+	s.Runtime = drv
+
+	apiLn, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	_, portStr, _ := net.SplitHostPort(apiLn.Addr().String())
+	port, _ := strconv.Atoi(portStr)
+	s.URL = "http://" + loopbackName(apiLn.Addr()) + ":" + portStr
+	names := hostname.Namer{Domain: cfg.AppsDomain, Scheme: "http", Port: port}
+
+	s.Templates = template.New(s.Store, importer{reg})
+	s.Instances = instance.New(s.Store, s.Templates, drv, instance.Config{
+		Names: names,
+		Pull: func(repo, digest string) (string, *runtime.Auth) {
+			a := reg.PullAuth()
+			return reg.PullRef(repo, digest), &runtime.Auth{Username: a.Username, Password: a.Password}
+		},
+		StopGrace:      cfg.StopGrace,
+		BootTimeout:    cfg.BootTimeout,
+		MinIdleTimeout: cfg.MinIdleTimeout,
+		HostPaths:      []string{cfg.DataDir},
+		HostCPUs:       goruntime.NumCPU(),
+		Failpoint:      cfg.Failpoint,
+		Log:            cfg.Log,
+	})
+
+	// Finish what a previous process left in flight, then sweep orphans,
+	// before taking requests.
+	if err := s.Instances.Recover(ctx); err != nil {
+		apiLn.Close()
+		return err
+	}
+	if err := s.Instances.Reconcile(ctx); err != nil {
+		apiLn.Close()
+		return err
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancel
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.Instances.Run(runCtx, cfg.ReconcileEvery)
+	}()
+
+	key, created, err := auth.Bootstrap(ctx, s.Store, cfg.DataDir)
+	if err != nil {
+		apiLn.Close()
+		return err
+	}
+	if created {
+		s.Key = key
+	}
+	s.serve(apiLn, api.New(s.Store, s.Templates, s.Instances, cfg.Log).Handler())
+	return nil
+}
+
+// loopbackName is the host clients should use for addr: "localhost" for
+// a loopback or unspecified address, the address otherwise.
+func loopbackName(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || tcp.IP.IsLoopback() || tcp.IP.IsUnspecified() {
+		return "localhost"
+	}
+	return tcp.IP.String()
+}
+
+func (s *Server) serve(ln net.Listener, h http.Handler) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+	s.servers = append(s.servers, srv)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.cfg.Log.Error("serve", "addr", ln.Addr().String(), "err", err)
+		}
+	}()
+}
+
+// Close stops serving and the reconciler. Instances keep running.
+func (s *Server) Close() error {
+	if s.cancel != nil {
+		s.cancel()
+	}
+	for _, srv := range s.servers {
+		srv.Close()
+	}
+	s.wg.Wait()
+	return s.Store.Close()
+}
