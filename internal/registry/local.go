@@ -17,6 +17,10 @@ import (
 // to it never touch the network: localTransport hands them to Handler.
 const localHost = "svcd-registry.internal"
 
+// inProcessAddr is the remote address of in-process requests, which the log
+// bridge recognises.
+const inProcessAddr = "in-process"
+
 // copyJobs is how many blobs one copy moves at once.
 const copyJobs = 4
 
@@ -42,7 +46,10 @@ func (r *Registry) localOptions(ctx context.Context) []remote.Option {
 // registry's upload handler: no listener is needed (Import works before svcd
 // binds one) and no blob makes a second trip through a socket. Bodies flow
 // through an io.Pipe, so nothing is buffered whole.
-type localTransport struct{ h http.Handler }
+type localTransport struct {
+	h        http.Handler
+	inflight *sync.WaitGroup
+}
 
 func (t localTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
@@ -53,7 +60,7 @@ func (t localTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	sreq := req.Clone(ctx)
 	sreq.Body = body
 	sreq.RequestURI = req.URL.RequestURI()
-	sreq.RemoteAddr = "127.0.0.1:0"
+	sreq.RemoteAddr = inProcessAddr
 	if sreq.Host == "" {
 		sreq.Host = req.URL.Host
 	}
@@ -65,7 +72,9 @@ func (t localTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	pr, pw := io.Pipe()
 	w := &pipeWriter{header: http.Header{}, body: pw, head: req.Method == http.MethodHead, ready: make(chan struct{})}
+	t.inflight.Add(1)
 	go func() {
+		defer t.inflight.Done()
 		defer body.Close()
 		defer func() {
 			if p := recover(); p != nil {

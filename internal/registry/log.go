@@ -51,6 +51,12 @@ func (hook) Fire(e *logrus.Entry) error {
 			level = slog.LevelDebug
 		}
 	}
+	// An in-process request's failure is returned to the Go caller (Import
+	// and friends), who reports it; the source breaking off mid-copy is not
+	// the operator's concern either.
+	if e.Data["http.request.remoteaddr"] == inProcessAddr && level == slog.LevelError {
+		level = slog.LevelDebug
+	}
 	ctx := context.Background()
 	if !l.Enabled(ctx, level) {
 		return nil

@@ -64,8 +64,10 @@ type Registry struct {
 	handler http.Handler
 	cred    Auth
 	tmpDir  string
-	// local reaches handler in-process; see local.go.
-	local http.RoundTripper
+	// local reaches handler in-process; see local.go. Its handler
+	// goroutines can outlive a call, so Close waits for them.
+	local    http.RoundTripper
+	inflight *sync.WaitGroup
 
 	mu   sync.RWMutex
 	addr string
@@ -127,13 +129,15 @@ func New(ctx context.Context, cfg Config) (_ *Registry, err error) {
 		addr:   cfg.Addr,
 	}
 	r.handler = r.authorize(app)
-	r.local = localTransport{h: r.handler}
+	r.inflight = new(sync.WaitGroup)
+	r.local = localTransport{h: r.handler, inflight: r.inflight}
 	return r, nil
 }
 
-// Close stops distribution's background work (upload purging). Handler must
-// not be served after Close.
+// Close waits for in-process requests to end and stops distribution's
+// background work (upload purging). Nothing may be called after Close.
 func (r *Registry) Close() error {
+	r.inflight.Wait()
 	return r.app.Shutdown()
 }
 
