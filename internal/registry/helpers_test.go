@@ -41,13 +41,28 @@ func openRegistry(t *testing.T, dir string) *registry.Registry {
 		Dir:      dir,
 		Username: testUser,
 		Password: testPass,
-		Logger:   slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger:   slog.New(failOnError{t, slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})}),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { reg.Close() })
 	return reg
+}
+
+// failOnError fails the test on any error distribution logs: the tests
+// break nothing on our side, so one means a bug (such as a request racing
+// the bookkeeping of the one before it).
+type failOnError struct {
+	t *testing.T
+	slog.Handler
+}
+
+func (h failOnError) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError {
+		h.t.Errorf("registry logged an error: %s", r.Message)
+	}
+	return h.Handler.Handle(ctx, r)
 }
 
 // serve serves reg's handler on 127.0.0.1 and returns its host:port.

@@ -79,11 +79,11 @@ func (t localTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		defer func() {
 			if p := recover(); p != nil {
 				w.WriteHeader(http.StatusInternalServerError)
+				w.commit()
 				pw.CloseWithError(fmt.Errorf("registry handler panicked: %v", p))
 				return
 			}
-			w.WriteHeader(http.StatusOK)
-			pw.Close()
+			pw.CloseWithError(w.commit())
 		}()
 		t.h.ServeHTTP(w, sreq)
 	}()
@@ -121,30 +121,35 @@ func (t localTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// pipeWriter is the handler's side of localTransport: headers are handed
-// over on the first write, the body goes into the pipe.
+// pipeWriter is the handler's side of localTransport. Like net/http's
+// server it buffers the start of a response: the client sees nothing until
+// the handler returns, flushes, or has written more than bufSize bytes.
+// distribution finishes an upload's bookkeeping after writing its status;
+// handing the status over at once would let the client's next request race
+// with that bookkeeping.
 type pipeWriter struct {
 	header http.Header
 	body   *io.PipeWriter
 	head   bool
 
+	buf    []byte
+	status int
 	once   sync.Once
 	ready  chan struct{}
-	status int
 	sent   http.Header
 }
+
+const bufSize = 4096
 
 func (w *pipeWriter) Header() http.Header { return w.header }
 
 func (w *pipeWriter) WriteHeader(code int) {
-	if code < 200 {
+	if code < 200 || w.status != 0 {
 		return // informational responses are not passed on
 	}
-	w.once.Do(func() {
-		w.status = code
-		w.sent = w.header.Clone()
-		close(w.ready)
-	})
+	w.status = code
+	// Later header changes are not sent, as over a socket.
+	w.sent = w.header.Clone()
 }
 
 func (w *pipeWriter) Write(p []byte) (int, error) {
@@ -152,10 +157,41 @@ func (w *pipeWriter) Write(p []byte) (int, error) {
 	if w.head {
 		return len(p), nil
 	}
+	if w.buf != nil || !w.committed() {
+		if len(w.buf)+len(p) <= bufSize {
+			w.buf = append(w.buf, p...)
+			return len(p), nil
+		}
+		if err := w.commit(); err != nil {
+			return 0, err
+		}
+	}
 	return w.body.Write(p)
 }
 
-func (w *pipeWriter) Flush() { w.WriteHeader(http.StatusOK) }
+func (w *pipeWriter) Flush() { w.commit() }
+
+// commit hands the status and headers to the client, then the buffered body.
+func (w *pipeWriter) commit() error {
+	w.WriteHeader(http.StatusOK)
+	w.once.Do(func() { close(w.ready) })
+	if w.buf == nil {
+		return nil
+	}
+	b := w.buf
+	w.buf = nil
+	_, err := w.body.Write(b)
+	return err
+}
+
+func (w *pipeWriter) committed() bool {
+	select {
+	case <-w.ready:
+		return true
+	default:
+		return false
+	}
+}
 
 // trackedBody remembers the first read error other than EOF.
 type trackedBody struct {
