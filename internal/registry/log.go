@@ -61,6 +61,13 @@ func (hook) Fire(e *logrus.Entry) error {
 	if !l.Enabled(ctx, level) {
 		return nil
 	}
+	// Every distribution logger carries go.version (dcontext's default
+	// fields); entries without it come from another logrus user in the
+	// process and are passed on without the registry's name.
+	msg := e.Message
+	if _, ok := e.Data["go.version"]; ok {
+		msg = "registry: " + msg
+	}
 	attrs := make([]slog.Attr, 0, len(e.Data))
 	for k, v := range e.Data {
 		if k == "go.version" {
@@ -68,6 +75,6 @@ func (hook) Fire(e *logrus.Entry) error {
 		}
 		attrs = append(attrs, slog.String(k, fmt.Sprint(v)))
 	}
-	l.LogAttrs(ctx, level, "registry: "+e.Message, attrs...)
+	l.LogAttrs(ctx, level, msg, attrs...)
 	return nil
 }

@@ -3,8 +3,10 @@ package registry_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -154,4 +156,59 @@ func TestNewNeedsCredential(t *testing.T) {
 			t.Errorf("New(%+v) succeeded", c)
 		}
 	}
+}
+
+// distribution's logs reach Config.Logger, a client's 404 only at debug level.
+func TestLogsGoToConfigLogger(t *testing.T) {
+	var got capture
+	reg, err := registry.New(context.Background(), registry.Config{
+		Dir: t.TempDir(), Username: testUser, Password: testPass, Logger: slog.New(&got),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	host := serve(t, reg)
+	req, _ := http.NewRequest("GET", "http://"+host+"/v2/ws/w/none/manifests/v1", nil)
+	req.SetBasicAuth(testUser, testPass)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown manifest: %s", resp.Status)
+	}
+	recs := got.all()
+	i := slices.IndexFunc(recs, func(r slog.Record) bool {
+		return r.Message == "registry: response completed with error"
+	})
+	if i < 0 {
+		t.Fatalf("no log of the 404 among %d records", len(recs))
+	}
+	if recs[i].Level != slog.LevelDebug {
+		t.Fatalf("a client's 404 logged at %s", recs[i].Level)
+	}
+}
+
+// capture is a slog.Handler keeping every record.
+type capture struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (c *capture) Enabled(context.Context, slog.Level) bool { return true }
+func (c *capture) WithAttrs([]slog.Attr) slog.Handler       { return c }
+func (c *capture) WithGroup(string) slog.Handler            { return c }
+func (c *capture) Handle(_ context.Context, r slog.Record) error {
+	c.mu.Lock()
+	c.recs = append(c.recs, r.Clone())
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *capture) all() []slog.Record {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.recs)
 }
