@@ -186,8 +186,11 @@ func checkImage(img v1.Image) (int64, error) {
 		return 0, err
 	}
 	size := m.Config.Size
-	if size < 0 || size > maxConfigBytes {
-		return 0, fault.Invalid("image config of %d bytes is not a container image config", m.Config.Size)
+	if size < 0 {
+		return 0, fault.Invalid("image manifest has a config of negative size")
+	}
+	if size > MaxImageBytes {
+		return 0, tooLarge(size)
 	}
 	for _, l := range m.Layers {
 		if l.Size < 0 {
@@ -213,8 +216,15 @@ func tooLarge(atLeast int64) error {
 	return fault.New(fault.ImageTooLarge, "image is over %d bytes (config and compressed layers, at least %d); the limit is 8 GB", MaxImageBytes, atLeast)
 }
 
-// readConfig reads the image config, which is small (checked by checkImage).
+// readConfig reads the image config, refusing one too large to be real.
 func readConfig(img v1.Image) (*v1.ConfigFile, error) {
+	m, err := img.Manifest()
+	if err != nil {
+		return nil, err
+	}
+	if m.Config.Size < 0 || m.Config.Size > maxConfigBytes {
+		return nil, fault.Invalid("image config of %d bytes is not a container image config", m.Config.Size)
+	}
 	cf, err := img.ConfigFile()
 	if err != nil {
 		if _, ok := fault.As(err); ok {

@@ -166,8 +166,8 @@ func TestImportTooLarge(t *testing.T) {
 	fake := func(i int) v1.Hash {
 		return v1.Hash{Algorithm: "sha256", Hex: strings.Repeat("0", 63) + string(rune('a'+i))}
 	}
-	manifest := func(layerSizes ...int64) []byte {
-		cfgHash, cfgSize, _ := v1.SHA256(strings.NewReader(string(config)))
+	manifestWithConfig := func(cfgSize int64, layerSizes ...int64) []byte {
+		cfgHash, _, _ := v1.SHA256(strings.NewReader(string(config)))
 		m := v1.Manifest{
 			SchemaVersion: 2,
 			MediaType:     types.DockerManifestSchema2,
@@ -183,17 +183,19 @@ func TestImportTooLarge(t *testing.T) {
 		return b
 	}
 	cfgSize := int64(len(config))
+	manifest := func(layerSizes ...int64) []byte { return manifestWithConfig(cfgSize, layerSizes...) }
 	reg := openRegistry(t, t.TempDir())
 	for _, c := range []struct {
-		name  string
-		sizes []int64
+		name     string
+		manifest []byte
 	}{
-		{"one huge layer", []int64{8_000_000_001}},
-		{"layers summing past the cap", []int64{4_000_000_000, 4_000_000_000 - cfgSize + 1}},
-		{"layer near int64 max", []int64{1, 1<<63 - 1}},
+		{"one huge layer", manifest(8_000_000_001)},
+		{"layers summing past the cap", manifest(4_000_000_000, 4_000_000_000-cfgSize+1)},
+		{"layer near int64 max", manifest(1, 1<<63-1)},
+		{"huge config", manifestWithConfig(1<<62, 1<<62)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ref := src.putManifest(t, "big", "v1", string(types.DockerManifestSchema2), manifest(c.sizes...))
+			ref := src.putManifest(t, "big", "v1", string(types.DockerManifestSchema2), c.manifest)
 			before := src.blobReqs.Load()
 			_, err := reg.Import(context.Background(), ref, nil, "ws/w/big", "t")
 			wantFault(t, err, fault.ImageTooLarge)
