@@ -34,7 +34,7 @@ import (
 const (
 	benchLayers     = 5
 	benchLayerBytes = 40 << 20 // random data: gzip cannot shrink it
-	benchRuns       = 3
+	benchRuns       = 5
 )
 
 // benchRegistry measures copying a ~200 MB image from a local source
