@@ -34,7 +34,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	r := newReport(strings.Join(os.Args, " "))
+	r := newReport(strings.TrimSpace("go run ./bench " + strings.Join(os.Args[1:], " ")))
 	want := map[string]bool{}
 	for _, n := range strings.Split(*only, ",") {
 		if n != "" {
