@@ -1,3 +1,8 @@
 module github.com/svc-dev/svc
 
 go 1.26.8
+
+require (
+	github.com/google/go-cmp v0.7.0
+	golang.org/x/net v0.61.0
+)
