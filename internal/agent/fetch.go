@@ -99,7 +99,7 @@ func htmlText(doc string) string {
 	z := html.NewTokenizer(strings.NewReader(doc))
 	var b strings.Builder
 	var title string
-	skip, inTitle := 0, false
+	skip, pre, inTitle := 0, 0, false
 	var href string
 	newline := func() {
 		s := b.String()
@@ -126,6 +126,9 @@ func htmlText(doc string) string {
 			if skipped[tag] && tt == html.StartTagToken {
 				skip++
 			}
+			if tag == "pre" && tt == html.StartTagToken {
+				pre++
+			}
 			if blocks[tag] {
 				newline()
 			}
@@ -148,6 +151,9 @@ func htmlText(doc string) string {
 				inTitle = false
 			case skipped[tag] && skip > 0:
 				skip--
+			case tag == "pre" && pre > 0:
+				pre--
+				newline()
 			case blocks[tag]:
 				newline()
 			case tag == "a" && href != "":
@@ -163,11 +169,25 @@ func htmlText(doc string) string {
 				continue
 			}
 			if skip == 0 {
+				if pre == 0 {
+					// Source line breaks are spaces in HTML; only
+					// block elements and <pre> break lines.
+					raw := text
+					text = strings.Join(strings.Fields(raw), " ")
+					if len(raw) > 0 && isSpace(raw[0]) {
+						text = " " + text
+					}
+					if len(raw) > 1 && isSpace(raw[len(raw)-1]) {
+						text += " "
+					}
+				}
 				b.WriteString(text)
 			}
 		}
 	}
 }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' }
 
 // collapse squeezes runs of spaces inside lines and keeps at most one empty
 // line between paragraphs.
