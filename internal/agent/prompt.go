@@ -57,8 +57,7 @@ func AttachFiles(input string, paths []string, limit int) string {
 	var b strings.Builder
 	b.WriteString(input)
 	for _, p := range paths {
-		fmt.Fprintf(&b, "\n\n[Attached file: %s]\n", p)
-		b.WriteString(fileContent(p, limit))
+		fmt.Fprintf(&b, "\n\n[Attached file: %s]\n%s", p, fileContent(p, limit))
 	}
 	return b.String()
 }
@@ -66,23 +65,23 @@ func AttachFiles(input string, paths []string, limit int) string {
 func fileContent(path string, limit int) string {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Sprintf("(unreadable: %v)\n", err)
+		return fmt.Sprintf("(unreadable: %v)", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		return "(not a regular file)\n"
+		return "(not a regular file)"
 	}
-	data, err := io.ReadAll(io.LimitReader(f, int64(limit)))
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	if err != nil {
-		return fmt.Sprintf("(unreadable: %v)\n", err)
+		return fmt.Sprintf("(unreadable: %v)", err)
 	}
 	if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
-		return fmt.Sprintf("(binary file, %d bytes; use the tools to inspect it)\n", fi.Size())
+		return fmt.Sprintf("(binary file, %d bytes; use the tools to inspect it)", fi.Size())
 	}
-	text := string(data)
-	if fi.Size() > int64(limit) {
-		text = clipString(text, limit) + fmt.Sprintf("\n(clipped: the file has %d bytes; read the rest with read_file)", fi.Size())
+	if len(data) > limit {
+		return "```\n" + clipString(string(data), limit) + "\n```\n" +
+			fmt.Sprintf("(clipped: the file has %d bytes; read the rest with read_file)", fi.Size())
 	}
-	return "```\n" + text + "\n```\n"
+	return "```\n" + string(data) + "\n```"
 }

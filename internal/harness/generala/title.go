@@ -84,11 +84,10 @@ func firstWords(s string, n int) []string {
 func cleanTitle(s string) string {
 	for _, line := range strings.Split(s, "\n") {
 		line = strings.TrimSpace(line)
-		line = strings.TrimLeft(line, "#*-> ")
+		line = strings.Trim(strings.TrimLeft(line, "#*-> "), "\"'`*“”‘’ ")
 		if l := strings.ToLower(line); strings.HasPrefix(l, "title:") {
-			line = strings.TrimSpace(line[len("title:"):])
+			line = strings.Trim(line[len("title:"):], "\"'`*“”‘’ ")
 		}
-		line = strings.Trim(line, "\"'`*“”‘’ ")
 		line = strings.TrimRight(line, ".")
 		line = strings.Join(strings.Fields(line), " ")
 		if line == "" {
