@@ -114,7 +114,7 @@ type Client struct {
 func NewClient(baseURL, apiKey string) *Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	tr.MaxIdleConnsPerHost = 64
+	tr.MaxIdleConnsPerHost = 128
 	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), APIKey: apiKey, HTTP: &http.Client{Transport: tr}}
 }
 

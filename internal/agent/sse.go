@@ -78,26 +78,37 @@ func readEvents(r io.Reader, fn func(data []byte) error) error {
 }
 
 // readLine returns one line without its terminator ("\n", "\r\n" or "\r").
-// At the end of input it returns the unterminated rest with io.EOF.
+// At the end of input it returns the unterminated rest with io.EOF. It
+// scans the buffered bytes in bulk rather than byte by byte: a token is one
+// line, so this is the hottest loop of a turn.
 func readLine(br *bufio.Reader) ([]byte, error) {
 	var line []byte
 	for {
-		b, err := br.ReadByte()
-		if err != nil {
-			return line, err
-		}
-		switch b {
-		case '\n':
-			return line, nil
-		case '\r':
-			if next, err := br.Peek(1); err == nil && next[0] == '\n' {
-				br.ReadByte()
+		if br.Buffered() == 0 {
+			if _, err := br.Peek(1); err != nil {
+				return line, err
 			}
-			return line, nil
 		}
-		if len(line) >= maxEventBytes {
+		buf, _ := br.Peek(br.Buffered())
+		i := bytes.IndexAny(buf, "\r\n")
+		end := i
+		if i < 0 {
+			end = len(buf)
+		}
+		if len(line)+end > maxEventBytes {
 			return nil, errEventTooLarge
 		}
-		line = append(line, b)
+		line = append(line, buf[:end]...)
+		if i < 0 {
+			br.Discard(len(buf))
+			continue
+		}
+		br.Discard(i + 1)
+		if buf[i] == '\r' {
+			if next, err := br.Peek(1); err == nil && next[0] == '\n' {
+				br.Discard(1)
+			}
+		}
+		return line, nil
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"modernc.org/sqlite"
@@ -176,13 +177,13 @@ func (s *Store) Rename(ctx context.Context, id, title string) (bool, error) {
 }
 
 // SetGeneratedTitle gives an untitled session title, or "title (2)",
-// "title (3)", ... when taken. A title the user set meanwhile wins. It
-// returns the title stored, or "" when none was.
+// "title (3)", ... (the lowest free number) when taken. A title the user
+// set meanwhile wins. It returns the title stored, or "" when none was.
 func (s *Store) SetGeneratedTitle(ctx context.Context, id, title string) (string, error) {
-	for n := 1; n <= 1000; n++ {
-		t := title
-		if n > 1 {
-			t = fmt.Sprintf("%s (%d)", title, n)
+	for range 5 { // a concurrent rename can take the chosen title; look again
+		t, err := s.freeTitle(ctx, title)
+		if err != nil {
+			return "", err
 		}
 		res, err := s.db.ExecContext(ctx, `UPDATE sessions SET title = ? WHERE id = ? AND archived_at IS NULL AND title IS NULL`, t, id)
 		if isUnique(err) {
@@ -197,6 +198,41 @@ func (s *Store) SetGeneratedTitle(ctx context.Context, id, title string) (string
 		return t, nil
 	}
 	return "", fmt.Errorf("no free title like %q", title)
+}
+
+// freeTitle is title, or title with the lowest free " (n)" suffix, found
+// with one query however many sessions share the title.
+func (s *Store) freeTitle(ctx context.Context, title string) (string, error) {
+	esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(title)
+	rows, err := s.db.QueryContext(ctx, `SELECT title FROM sessions WHERE archived_at IS NULL
+		AND (title = ? OR title LIKE ? ESCAPE '\')`, title, esc+" (%)")
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	used := map[int]bool{}
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return "", err
+		}
+		if t == title {
+			used[1] = true
+		} else if n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(t, title+" ("), ")")); err == nil {
+			used[n] = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	n := 1
+	for used[n] {
+		n++
+	}
+	if n == 1 {
+		return title, nil
+	}
+	return fmt.Sprintf("%s (%d)", title, n), nil
 }
 
 // Delete removes a live session and its transcript; false when none.

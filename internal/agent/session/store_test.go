@@ -177,3 +177,21 @@ func TestListOrderAndLimit(t *testing.T) {
 		t.Fatalf("list %+v", l)
 	}
 }
+
+func TestGeneratedTitleTakesTheLowestFreeNumber(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "s.db"))
+	defer s.Close()
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		s.Append(ctx, id, "", "", exchange("q", "a", 1))
+	}
+	// LIKE wildcards in a title must not match other titles.
+	s.Rename(ctx, "a", "50% off")
+	s.Rename(ctx, "b", "50% off (3)")
+	s.Rename(ctx, "c", "50X off (2)")
+	for _, c := range []struct{ id, want string }{{"d", "50% off (2)"}, {"e", "50% off (4)"}} {
+		if got, err := s.SetGeneratedTitle(ctx, c.id, "50% off"); err != nil || got != c.want {
+			t.Fatalf("%s: %q %v", c.id, got, err)
+		}
+	}
+}
