@@ -96,7 +96,7 @@ func TestSilentStreamTimesOut(t *testing.T) {
 	defer close(hold)
 	srv.Script(modeltest.Reply{Reasoning: "hmm", Content: "late", Wait: hold})
 	c := NewClient(srv.URL, "")
-	c.IdleTimeout = 200 * time.Millisecond
+	c.IdleTimeout = time.Second
 	comp, err := c.Stream(context.Background(), Call{Model: "m", Messages: user("x")}, Handler{})
 	he, ok := harness.AsError(err)
 	if !ok || he.Code != "timeout" {

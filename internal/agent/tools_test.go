@@ -56,7 +56,7 @@ func TestShellRunsInTheWorkspace(t *testing.T) {
 func TestShellTimeoutAndOutputCap(t *testing.T) {
 	a, srv := setup(t, modeltest.Config{}, func(c *Config) { c.ShellOutputCap = 1000; c.Grace = 100 * time.Millisecond })
 	srv.Script(modeltest.Reply{ToolCalls: []modeltest.ToolCall{
-		shellCall("echo before; echo $$ > sleeper.pid; exec sleep 30", 0.5),
+		shellCall("echo before; echo $$ > sleeper.pid; exec sleep 30", 3),
 		shellCall("seq 1 100000", 0),
 	}}, modeltest.Reply{Content: "ok"})
 	_, rec, err := run(t, a, Request{Model: "m", Messages: user("x")})
@@ -64,11 +64,11 @@ func TestShellTimeoutAndOutputCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	results := toolResults(srv.Requests()[1])
-	if !strings.HasPrefix(results[0], "before\n") || !strings.Contains(results[0], "[killed: timed out after 500ms]") {
+	if !strings.HasPrefix(results[0], "before\n") || !strings.Contains(results[0], "[killed: timed out after 3s]") {
 		t.Fatalf("timeout result %q", results[0])
 	}
 	failed := rec.waitFor(t, func(e harness.Event) bool { return e.Name == harness.ToolCallFailed })
-	if failed.Data["error"] != "timed out after 500ms" {
+	if failed.Data["error"] != "timed out after 3s" {
 		t.Fatalf("failed %v", failed.Data)
 	}
 	pid := readPidFile(t, filepath.Join(a.Workspace(), "sleeper.pid"))
