@@ -24,6 +24,7 @@ type suite struct {
 // file (gateway.go, api.go, ...).
 var suites = []suite{
 	{"registry", benchRegistry},
+	{"agent", benchAgent},
 }
 
 func main() {

@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -277,12 +276,6 @@ func repeat(n int, f func() (time.Duration, error)) ([]time.Duration, error) {
 		out = append(out, d)
 	}
 	return out, nil
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
 }
 
 func rateRow(label string, size int64, ds []time.Duration, base time.Duration) []string {
