@@ -131,7 +131,9 @@ func TestPushPullRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.ContainerRemove(context.Background(), created.ID, client.ContainerRemoveOptions{Force: true}) })
+	t.Cleanup(func() {
+		c.ContainerRemove(context.Background(), created.ID, client.ContainerRemoveOptions{Force: true})
+	})
 	if _, err := c.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
 		t.Fatal(err)
 	}
