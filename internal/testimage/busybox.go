@@ -4,8 +4,10 @@ import (
 	"archive/tar"
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 
@@ -15,11 +17,13 @@ import (
 // BusyboxPath is Debian's static busybox (package busybox-static).
 const BusyboxPath = "/bin/busybox"
 
-// baseDirs are the directories the busybox layer holds; extra files under
-// them do not repeat the entries (which would reset their modes).
-var baseDirs = map[string]bool{
-	"bin": true, "etc": true, "home": true, "root": true, "tmp": true,
-	"usr": true, "usr/bin": true, "var": true,
+// baseDirs are the directories the busybox layer holds, with their modes.
+// A layer with files under one repeats its entry with the same mode: an
+// engine unpacking a layer makes missing parents 0755 in that layer, which
+// would hide the base layer's mode (/root 0700, /tmp 1777).
+var baseDirs = map[string]int64{
+	"bin": 0o755, "etc": 0o755, "home": 0o755, "root": 0o700, "tmp": 0o1777,
+	"usr": 0o755, "usr/bin": 0o755, "var": 0o755,
 }
 
 // busyboxLayer is built once per test process: reading and gzipping the
@@ -45,14 +49,9 @@ var busyboxLayer = sync.OnceValues(func() (v1.Layer, error) {
 	link := func(name, target string) {
 		tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: name, Linkname: target, Mode: 0o777, ModTime: epoch})
 	}
-	dir("bin", 0o755)
-	dir("etc", 0o755)
-	dir("home", 0o755)
-	dir("root", 0o700)
-	dir("tmp", 0o1777)
-	dir("usr", 0o755)
-	dir("usr/bin", 0o755)
-	dir("var", 0o755)
+	for _, name := range slices.Sorted(maps.Keys(baseDirs)) {
+		dir(name, baseDirs[name])
+	}
 	file("bin/busybox", 0o755, bin)
 	for _, applet := range strings.Fields(string(out)) {
 		if applet != "busybox" {

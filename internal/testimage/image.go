@@ -109,10 +109,10 @@ func build(opts Options) (v1.Image, error) {
 	return mutate.AppendLayers(img, layers...)
 }
 
-// layerOf writes files as one gzip layer. Parent directories that neither
-// the files nor the base layer hold are added as root-owned 0755, so every
-// runtime unpacks the same tree.
-func layerOf(files []File, have map[string]bool) (v1.Layer, error) {
+// layerOf writes files as one gzip layer. Parent directories the files do
+// not list are written too: with the base layer's mode when it has them,
+// else root-owned 0755, so every engine unpacks the same tree.
+func layerOf(files []File, base map[string]int64) (v1.Layer, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	given := map[string]bool{}
@@ -126,12 +126,19 @@ func layerOf(files []File, have map[string]bool) (v1.Layer, error) {
 		if p == "" {
 			return nil, fmt.Errorf("file path %q is the root", f.Path)
 		}
+		var parents []string // deepest first
 		for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
-			if have[dir] || given[dir] || added[dir] {
-				continue
+			if !given[dir] && !added[dir] {
+				added[dir] = true
+				parents = append(parents, dir)
 			}
-			added[dir] = true
-			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: dir + "/", Mode: 0o755, ModTime: epoch}); err != nil {
+		}
+		for i := len(parents) - 1; i >= 0; i-- {
+			mode, ok := base[parents[i]]
+			if !ok {
+				mode = 0o755
+			}
+			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: parents[i] + "/", Mode: mode, ModTime: epoch}); err != nil {
 				return nil, err
 			}
 		}

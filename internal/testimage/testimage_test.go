@@ -25,6 +25,7 @@ func TestBuildLayout(t *testing.T) {
 			{Path: "/home/user/notes.txt", Content: []byte("hi"), Mode: 0o600, UID: 1000, GID: 1000},
 			{Path: "/opt/app/data", Mode: fs.ModeDir | 0o750},
 			{Path: "/opt/app/link", Mode: fs.ModeSymlink, Content: []byte("data")},
+			{Path: "/root/.profile", Content: []byte("x")},
 		},
 		Env:        []string{"A=b"},
 		Entrypoint: []string{"/bin/sh"},
@@ -91,8 +92,12 @@ func TestBuildLayout(t *testing.T) {
 			t.Errorf("%s: type %c mode %o uid %d, want %c %o %d", name, h.Typeflag, h.Mode, h.Uid, want.typ, want.mode, want.uid)
 		}
 	}
-	if h := got["home"]; h == nil || h.Mode != 0o755 {
-		t.Errorf("home comes from the base layer only: %+v", h)
+	// The extra layer repeats parents it needs with the base layer's modes
+	// (the map holds the last layer's entry).
+	for name, mode := range map[string]int64{"home": 0o755, "root": 0o700, "opt": 0o755} {
+		if h := got[name]; h == nil || h.Mode != mode {
+			t.Errorf("%s: %+v, want mode %o", name, h, mode)
+		}
 	}
 }
 
