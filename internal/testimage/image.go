@@ -62,14 +62,15 @@ var epoch = time.Unix(1700000000, 0).UTC()
 // Build assembles the image in memory; nothing touches a daemon.
 func Build(t testing.TB, opts Options) v1.Image {
 	t.Helper()
-	img, err := build(opts)
+	img, err := BuildImage(opts)
 	if err != nil {
 		t.Fatalf("testimage: build: %v", err)
 	}
 	return img
 }
 
-func build(opts Options) (v1.Image, error) {
+// BuildImage is Build for callers without a testing.TB (the bench runner).
+func BuildImage(opts Options) (v1.Image, error) {
 	base, err := busyboxLayer()
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package testimage
 
 import (
+	"fmt"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -25,26 +26,44 @@ type Image struct {
 // insecure registry, so dockerd pulls from it over plain HTTP.
 func StartRegistry(t testing.TB) string {
 	t.Helper()
+	hostPort, stop := ServeRegistry()
+	t.Cleanup(stop)
+	return hostPort
+}
+
+// ServeRegistry is StartRegistry for callers without a testing.TB.
+func ServeRegistry() (hostPort string, stop func()) {
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
+	return strings.TrimPrefix(srv.URL, "http://"), srv.Close
 }
 
 // Push builds opts and pushes the image to registryHostPort/repo (tag
 // latest) and returns its digest reference.
 func Push(t testing.TB, registryHostPort, repo string, opts Options) Image {
 	t.Helper()
-	img := Build(t, opts)
-	tag, err := name.NewTag(registryHostPort+"/"+repo+":latest", name.Insecure)
+	img, err := PushImage(registryHostPort, repo, opts)
 	if err != nil {
 		t.Fatalf("testimage: %v", err)
 	}
+	return img
+}
+
+// PushImage is Push for callers without a testing.TB.
+func PushImage(registryHostPort, repo string, opts Options) (Image, error) {
+	img, err := BuildImage(opts)
+	if err != nil {
+		return Image{}, fmt.Errorf("build: %w", err)
+	}
+	tag, err := name.NewTag(registryHostPort+"/"+repo+":latest", name.Insecure)
+	if err != nil {
+		return Image{}, err
+	}
 	if err := remote.Write(tag, img); err != nil {
-		t.Fatalf("testimage: push %s: %v", tag, err)
+		return Image{}, fmt.Errorf("push %s: %w", tag, err)
 	}
 	d, err := img.Digest()
 	if err != nil {
-		t.Fatalf("testimage: digest: %v", err)
+		return Image{}, err
 	}
-	return Image{Ref: tag.Context().Digest(d.String()).String(), Digest: d.String()}
+	return Image{Ref: tag.Context().Digest(d.String()).String(), Digest: d.String()}, nil
 }

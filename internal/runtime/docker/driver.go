@@ -20,6 +20,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/svc-dev/svc/internal/runtime"
+	"github.com/svc-dev/svc/internal/runtime/docker/disk"
 )
 
 // Labels every container of an install carries; List and the reconciler
@@ -64,9 +65,9 @@ type Driver struct {
 	// ncpu is the host's CPU count; CPU limits are clamped to it.
 	ncpu int
 
-	locks     keyedMutex
-	templates keyedMutex
-	cpu       cpuSamples
+	locks keyedMutex
+	disks *disk.Templates
+	cpu   cpuSamples
 }
 
 var _ runtime.Driver = (*Driver)(nil)
@@ -111,7 +112,7 @@ func New(ctx context.Context, cfg Config) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docker: client: %w", err)
 	}
-	d := &Driver{c: c, cfg: cfg}
+	d := &Driver{c: c, cfg: cfg, disks: &disk.Templates{Dir: diskDir(cfg.DataDir)}}
 	if err := d.probe(ctx); err != nil {
 		c.Close()
 		return nil, err
@@ -175,8 +176,7 @@ func missing(err error, verb, id string) error {
 	return fmt.Errorf("docker: %s %s: %w", verb, id, err)
 }
 
-// keyedMutex serialises operations on one key (an instance id, a disk size)
-// within this process; the state machine already serialises per instance,
+// keyedMutex serialises operations on one instance id within this process; the state machine already serialises per instance,
 // this guards the disk against overlapping calls all the same.
 type keyedMutex struct {
 	mu sync.Mutex

@@ -8,6 +8,8 @@ import (
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
+
+	"github.com/svc-dev/svc/internal/runtime/docker/disk"
 	"golang.org/x/sys/unix"
 
 	"github.com/svc-dev/svc/internal/runtime"
@@ -48,7 +50,7 @@ func (d *Driver) Metrics(ctx context.Context, id string) (runtime.Metrics, error
 		return runtime.Metrics{}, err
 	}
 	var fs unix.Statfs_t
-	if ok, _ := mounted(d.mountPath(id)); ok && unix.Statfs(d.mountPath(id), &fs) == nil {
+	if ok, _ := disk.Mounted(d.mountPath(id)); ok && unix.Statfs(d.mountPath(id), &fs) == nil {
 		m.DiskTotalBytes = int64(fs.Blocks) * fs.Bsize
 		m.DiskUsedBytes = int64(fs.Blocks-fs.Bfree) * fs.Bsize
 	}

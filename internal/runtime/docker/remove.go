@@ -9,6 +9,8 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+
+	"github.com/svc-dev/svc/internal/runtime/docker/disk"
 )
 
 // Remove deletes the container (and a leftover seed container), unmounts
@@ -27,7 +29,7 @@ func (d *Driver) Remove(ctx context.Context, id string) error {
 		}
 	}
 	img, mnt := d.diskPath(id), d.mountPath(id)
-	if err := unmountDisk(img, mnt); err != nil {
+	if err := disk.Unmount(img, mnt); err != nil {
 		return errorf("remove disk of %s: %w", id, err)
 	}
 	for _, p := range []string{img, img + ".tmp"} {

@@ -5,6 +5,8 @@ import (
 	"os"
 
 	"github.com/moby/moby/client"
+
+	"github.com/svc-dev/svc/internal/runtime/docker/disk"
 )
 
 // Residue lists what exists on the host for id: containers, the disk image,
@@ -30,10 +32,10 @@ func (d *Driver) Residue(ctx context.Context, id string) ([]string, error) {
 			out = append(out, "path "+p)
 		}
 	}
-	if ok, _ := mounted(mnt); ok {
+	if ok, _ := disk.Mounted(mnt); ok {
 		out = append(out, "mount "+mnt)
 	}
-	loops, err := loopsOf(img)
+	loops, err := disk.Loops(img)
 	if err != nil {
 		return nil, errorf("residue of %s: %w", id, err)
 	}

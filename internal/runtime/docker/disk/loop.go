@@ -1,4 +1,4 @@
-package docker
+package disk
 
 import (
 	"errors"
@@ -70,8 +70,9 @@ func openLoop(n int) (*os.File, error) {
 	}
 }
 
-// loopsOf lists the loop devices whose backing file is img.
-func loopsOf(img string) ([]string, error) {
+// Loops lists the loop devices whose backing file is img (its real path,
+// as the kernel names it).
+func Loops(img string) ([]string, error) {
 	paths, err := filepath.Glob("/sys/block/loop*/loop/backing_file")
 	if err != nil {
 		return nil, err
@@ -94,7 +95,7 @@ func loopsOf(img string) ([]string, error) {
 // between attach and mount, or by autoclear running asynchronously.
 func detachLoops(img string) error {
 	for i := 0; ; i++ {
-		devs, err := loopsOf(img)
+		devs, err := Loops(img)
 		if err != nil || len(devs) == 0 {
 			return err
 		}
