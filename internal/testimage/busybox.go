@@ -17,10 +17,8 @@ import (
 // BusyboxPath is Debian's static busybox (package busybox-static).
 const BusyboxPath = "/bin/busybox"
 
-// baseDirs are the directories the busybox layer holds, with their modes.
-// A layer with files under one repeats its entry with the same mode: an
-// engine unpacking a layer makes missing parents 0755 in that layer, which
-// would hide the base layer's mode (/root 0700, /tmp 1777).
+// baseDirs are the directories the busybox layer holds, with their modes
+// (see layerOf).
 var baseDirs = map[string]int64{
 	"bin": 0o755, "etc": 0o755, "home": 0o755, "root": 0o700, "tmp": 0o1777,
 	"usr": 0o755, "usr/bin": 0o755, "var": 0o755,

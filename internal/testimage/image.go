@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -29,6 +30,9 @@ type File struct {
 	// bits mean 0644 for files and 0755 for directories.
 	Mode     fs.FileMode
 	UID, GID int
+	// Whiteout deletes Path as seen from lower layers (an OCI ".wh." entry);
+	// only meaningful in Options.Layers.
+	Whiteout bool
 }
 
 // Program is a Go package compiled for linux/amd64 with CGO_ENABLED=0 when
@@ -44,10 +48,12 @@ type Program struct {
 	Path string
 }
 
-// Options describe an image: busybox, then Files and Programs in one layer.
+// Options describe an image: busybox, then Files and Programs in one layer,
+// then one more layer per entry of Layers.
 type Options struct {
 	Files      []File
 	Programs   []Program
+	Layers     [][]File
 	Env        []string // KEY=VALUE
 	Entrypoint []string
 	Cmd        []string
@@ -84,8 +90,15 @@ func BuildImage(opts Options) (v1.Image, error) {
 		}
 		files = append(files, File{Path: p.Path, Content: bin, Mode: 0o755})
 	}
-	if len(files) > 0 {
-		l, err := layerOf(files, baseDirs)
+	dirs := map[string]dirInfo{}
+	for name, mode := range baseDirs {
+		dirs[name] = dirInfo{mode: mode}
+	}
+	for i, group := range append([][]File{files}, opts.Layers...) {
+		if len(group) == 0 && i == 0 {
+			continue
+		}
+		l, err := layerOf(group, dirs)
 		if err != nil {
 			return nil, err
 		}
@@ -110,15 +123,32 @@ func BuildImage(opts Options) (v1.Image, error) {
 	return mutate.AppendLayers(img, layers...)
 }
 
+// dirInfo is what a lower layer set for a directory.
+type dirInfo struct {
+	mode     int64
+	uid, gid int
+}
+
 // layerOf writes files as one gzip layer. Parent directories the files do
-// not list are written too: with the base layer's mode when it has them,
-// else root-owned 0755, so every engine unpacks the same tree.
-func layerOf(files []File, base map[string]int64) (v1.Layer, error) {
+// not list are written too, as lower layers left them (else root-owned
+// 0755): an engine unpacking a layer makes missing parents 0755 in it,
+// which would hide a lower layer's mode (/root 0700, /tmp 1777). dirs
+// gains the directories this layer sets.
+func layerOf(files []File, dirs map[string]dirInfo) (v1.Layer, error) {
+	files = slices.Clone(files)
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	given := map[string]bool{}
 	for _, f := range files {
-		given[clean(f.Path)] = true
+		p := clean(f.Path)
+		given[p] = true
+		if f.Mode&fs.ModeDir != 0 {
+			mode := unixMode(f.Mode)
+			if f.Mode.Perm() == 0 {
+				mode |= 0o755
+			}
+			defer func() { dirs[p] = dirInfo{mode, f.UID, f.GID} }()
+		}
 	}
 	added := map[string]bool{}
 	sort.SliceStable(files, func(i, j int) bool { return clean(files[i].Path) < clean(files[j].Path) })
@@ -135,11 +165,12 @@ func layerOf(files []File, base map[string]int64) (v1.Layer, error) {
 			}
 		}
 		for i := len(parents) - 1; i >= 0; i-- {
-			mode, ok := base[parents[i]]
+			info, ok := dirs[parents[i]]
 			if !ok {
-				mode = 0o755
+				info.mode = 0o755
 			}
-			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: parents[i] + "/", Mode: mode, ModTime: epoch}); err != nil {
+			h := &tar.Header{Typeflag: tar.TypeDir, Name: parents[i] + "/", Mode: info.mode, Uid: info.uid, Gid: info.gid, ModTime: epoch}
+			if err := tw.WriteHeader(h); err != nil {
 				return nil, err
 			}
 		}
@@ -155,6 +186,10 @@ func layerOf(files []File, base map[string]int64) (v1.Layer, error) {
 
 func writeEntry(tw *tar.Writer, p string, f File) error {
 	h := &tar.Header{Name: p, Uid: f.UID, Gid: f.GID, ModTime: epoch, Mode: unixMode(f.Mode)}
+	if f.Whiteout {
+		h.Name, h.Typeflag, h.Mode = path.Join(path.Dir(p), ".wh."+path.Base(p)), tar.TypeReg, 0o600
+		return tw.WriteHeader(h)
+	}
 	switch {
 	case f.Mode&fs.ModeDir != 0:
 		h.Typeflag, h.Name = tar.TypeDir, p+"/"

@@ -47,7 +47,7 @@ func (d *Driver) Create(ctx context.Context, spec runtime.Spec) error {
 		needSeed, err := d.ensureDisk(id, spec.DiskBytes)
 		disk <- diskResult{needSeed, err}
 	}()
-	pullErr := d.ensureImage(ctx, spec.Image, spec.PullAuth)
+	layers, pullErr := d.ensureImage(ctx, spec.Image, spec.PullAuth)
 	dr := <-disk
 	if err := errors.Join(pullErr, dr.err); err != nil {
 		return err
@@ -55,7 +55,7 @@ func (d *Driver) Create(ctx context.Context, spec runtime.Spec) error {
 
 	seeded := make(chan error, 1)
 	if dr.needSeed {
-		go func() { seeded <- d.seed(ctx, id, spec.Image) }()
+		go func() { seeded <- d.seed(ctx, id, spec.Image, layers) }()
 	} else {
 		seeded <- nil
 	}

@@ -15,14 +15,26 @@ import (
 
 // ensureImage pulls ref unless the engine already has it. Refs are pinned by
 // digest, so a local hit is exactly the wanted image and never goes stale.
-func (d *Driver) ensureImage(ctx context.Context, ref string, auth *runtime.Auth) error {
-	_, err := d.c.ImageInspect(ctx, ref)
+// It returns the image's overlay2 layer directories, top first, when they
+// are readable here (see seed).
+func (d *Driver) ensureImage(ctx context.Context, ref string, auth *runtime.Auth) ([]string, error) {
+	res, err := d.c.ImageInspect(ctx, ref)
 	if err == nil {
-		return nil
+		return overlayLayers(res.GraphDriver), nil
 	}
 	if !cerrdefs.IsNotFound(err) {
-		return fmt.Errorf("docker: inspect image %s: %w", ref, err)
+		return nil, fmt.Errorf("docker: inspect image %s: %w", ref, err)
 	}
+	if err := d.pull(ctx, ref, auth); err != nil {
+		return nil, err
+	}
+	if res, err = d.c.ImageInspect(ctx, ref); err != nil {
+		return nil, fmt.Errorf("docker: inspect image %s: %w", ref, err)
+	}
+	return overlayLayers(res.GraphDriver), nil
+}
+
+func (d *Driver) pull(ctx context.Context, ref string, auth *runtime.Auth) error {
 	opts := client.ImagePullOptions{}
 	if auth != nil {
 		named, err := reference.ParseNormalizedNamed(ref)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
 
 	"github.com/svc-dev/svc/internal/runtime/docker/disk"
 )
@@ -62,4 +63,13 @@ func (d *Driver) removeGone(ctx context.Context, name string) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// removeContainer force-removes a container, ignoring one that is gone.
+func (d *Driver) removeContainer(ctx context.Context, nameOrID string) error {
+	_, err := d.c.ContainerRemove(ctx, nameOrID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	if err != nil && !cerrdefs.IsNotFound(err) {
+		return err
+	}
+	return nil
 }
