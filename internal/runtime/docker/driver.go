@@ -143,6 +143,9 @@ func (d *Driver) probe(ctx context.Context) error {
 	return nil
 }
 
+// Install is the install this driver acts for.
+func (d *Driver) Install() string { return d.cfg.Install }
+
 // Close releases the daemon connection.
 func (d *Driver) Close() error { return d.c.Close() }
 
