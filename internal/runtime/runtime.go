@@ -79,7 +79,8 @@ type ExecSpec struct {
 	Env     map[string]string
 	Cwd     string
 	Timeout time.Duration
-	// MaxOutput caps stdout and stderr together; the rest is discarded.
+	// MaxOutput caps stdout and stderr together; the rest is read and
+	// discarded, so the command never blocks on output. 0 means no cap.
 	MaxOutput int
 }
 
@@ -95,8 +96,10 @@ type ExecResult struct {
 
 // Metrics are point-in-time counters of one instance.
 type Metrics struct {
-	CPUSeconds       float64 // cumulative CPU time
-	CPUPercent       float64 // of one core, averaged over the sample
+	CPUSeconds float64 // cumulative CPU time
+	// CPUPercent is of one core, averaged since the driver's previous
+	// sample of the instance (or since its start, on the first).
+	CPUPercent       float64
 	MemoryBytes      int64
 	MemoryLimitBytes int64
 	DiskUsedBytes    int64
@@ -131,7 +134,8 @@ type Driver interface {
 	// a result with its exit code, not an error; a stopped container is an
 	// error wrapping ErrNotRunning.
 	Exec(ctx context.Context, id string, spec ExecSpec) (ExecResult, error)
-	// Metrics samples the instance's counters.
+	// Metrics samples the instance's counters; a stopped instance reports
+	// its disk and zeros elsewhere.
 	Metrics(ctx context.Context, id string) (Metrics, error)
 	// List returns the ids of every instance of this install that has a
 	// container or a disk, so the reconciler can find orphans.

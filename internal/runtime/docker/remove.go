@@ -10,6 +10,7 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
+	"golang.org/x/sys/unix"
 
 	"github.com/svc-dev/svc/internal/runtime/docker/disk"
 )
@@ -29,6 +30,13 @@ func (d *Driver) Remove(ctx context.Context, id string) error {
 			return errorf("remove container %s: %w", name, err)
 		}
 	}
+	// An overlay of image layers left by a crash in the middle of a seed.
+	if seed := d.seedMountPath(id); exists(seed) {
+		_ = unix.Unmount(seed, unix.MNT_DETACH)
+		if err := os.Remove(seed); err != nil {
+			return errorf("remove seed mount of %s: %w", id, err)
+		}
+	}
 	img, mnt := d.diskPath(id), d.mountPath(id)
 	if err := disk.Unmount(img, mnt); err != nil {
 		return errorf("remove disk of %s: %w", id, err)
@@ -44,6 +52,11 @@ func (d *Driver) Remove(ctx context.Context, id string) error {
 		return errorf("remove mount point of %s: %w", id, err)
 	}
 	return nil
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // removeGone removes a container and waits out a removal already under way

@@ -27,7 +27,7 @@ func (d *Driver) Residue(ctx context.Context, id string) ([]string, error) {
 		out = append(out, "container "+c.ID)
 	}
 	img, mnt := d.diskPath(id), d.mountPath(id)
-	for _, p := range []string{img, img + ".tmp", mnt} {
+	for _, p := range []string{img, img + ".tmp", mnt, d.seedMountPath(id)} {
 		if _, err := os.Lstat(p); err == nil {
 			out = append(out, "path "+p)
 		}

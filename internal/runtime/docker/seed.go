@@ -46,6 +46,11 @@ func (d *Driver) seed(ctx context.Context, id, image string, layers []string) er
 	return f.Close()
 }
 
+// seedMountPath is where the merged layers are mounted while seeding.
+func (d *Driver) seedMountPath(id string) string {
+	return filepath.Join(d.cfg.DataDir, "tmp", "seed-"+id)
+}
+
 // overlayLayers returns an image's layer directories, top first, when the
 // engine stores it with overlay2 on this host; nil otherwise.
 func overlayLayers(gd *storage.DriverData) []string {
@@ -74,7 +79,7 @@ func (d *Driver) seedFromLayers(id string, layers []string) error {
 		if len(opts) > maxMountData {
 			return fmt.Errorf("%d layers: overlay options too long", len(layers))
 		}
-		src = filepath.Join(d.cfg.DataDir, "tmp", "seed-"+id)
+		src = d.seedMountPath(id)
 		if err := os.MkdirAll(src, 0o700); err != nil {
 			return err
 		}

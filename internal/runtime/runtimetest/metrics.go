@@ -33,6 +33,13 @@ func testMetrics(t *testing.T, s *suite) {
 	if m2.NetTxBytes <= 0 || m2.NetRxBytes <= 0 {
 		t.Errorf("after traffic: rx %d tx %d", m2.NetRxBytes, m2.NetTxBytes)
 	}
+
+	// A stopped instance still reports its disk.
+	in.stop(t)
+	m3 := in.metrics(t)
+	if m3.DiskUsedBytes != m2.DiskUsedBytes || m3.DiskTotalBytes != m2.DiskTotalBytes {
+		t.Errorf("stopped: disk %d/%d, was %d/%d", m3.DiskUsedBytes, m3.DiskTotalBytes, m2.DiskUsedBytes, m2.DiskTotalBytes)
+	}
 }
 
 func (in *instance) metrics(t *testing.T) runtime.Metrics {
