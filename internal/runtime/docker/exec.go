@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -15,16 +16,19 @@ import (
 	"github.com/svc-dev/svc/internal/runtime"
 )
 
-// drainAfterKill bounds how long output is still read after the command
-// was killed: a process that escaped the kill (it changed session) may hold
-// the output pipe open forever.
-const drainAfterKill = 2 * time.Second
+// After the command exits or is killed, its output is read for at most
+// drainAfterExit more: a background child it left (`server &`, or one that
+// escaped the kill by changing session) can hold the pipe open forever, and
+// the engine ends the stream only when every writer has closed it.
+const drainAfterExit = time.Second
 
 // Exec runs spec.Cmd in the running container. The output is read to the
 // end even past MaxOutput (the excess is discarded), so a chatty command
 // never blocks on a full pipe. At the timeout, or when ctx ends, the
 // command's process group and descendants are killed on the host through
-// the pid the engine reports (the engine has no exec kill).
+// the pid the engine reports (the engine has no exec kill). Exec returns
+// soon after the command exits even if a background child keeps its output
+// open; what that child prints later is not collected.
 func (d *Driver) Exec(ctx context.Context, id string, spec runtime.ExecSpec) (runtime.ExecResult, error) {
 	if err := checkID(id); err != nil {
 		return runtime.ExecResult{}, err
@@ -57,6 +61,13 @@ func (d *Driver) Exec(ctx context.Context, id string, spec runtime.ExecSpec) (ru
 		return runtime.ExecResult{}, errorf("exec %s: attach: %w", id, err)
 	}
 	defer att.Close()
+	// Closing the output early (see drainAfterExit) ends the copy with an
+	// error that is no failure.
+	var cutOff atomic.Bool
+	cutOutput := func() {
+		cutOff.Store(true)
+		att.Close()
+	}
 
 	var (
 		killOnce sync.Once
@@ -69,9 +80,12 @@ func (d *Driver) Exec(ctx context.Context, id string, spec runtime.ExecSpec) (ru
 		mu.Unlock()
 		killOnce.Do(func() {
 			d.killExec(context.WithoutCancel(ctx), created.ID)
-			time.AfterFunc(drainAfterKill, att.Close)
+			time.AfterFunc(drainAfterExit, cutOutput)
 		})
 	}
+	copied := make(chan struct{})
+	defer close(copied)
+	go d.closeAfterExit(context.WithoutCancel(ctx), created.ID, copied, cutOutput)
 	if spec.Timeout > 0 {
 		t := time.AfterFunc(spec.Timeout, func() { kill(true) })
 		defer t.Stop()
@@ -100,11 +114,36 @@ func (d *Driver) Exec(ctx context.Context, id string, spec runtime.ExecSpec) (ru
 	}
 	if timedOut {
 		res.ExitCode = -1
-	} else if copyErr != nil {
+	} else if copyErr != nil && !cutOff.Load() {
 		return runtime.ExecResult{}, errorf("exec %s: read output: %w", id, copyErr)
 	}
 	return res, nil
 }
+
+// closeAfterExit watches the command and, drainAfterExit after it exits,
+// calls closeOutput unless the output has ended by then (copied closed).
+func (d *Driver) closeAfterExit(ctx context.Context, execID string, copied <-chan struct{}, closeOutput func()) {
+	for poll := 20 * time.Millisecond; ; poll = min(2*poll, 500*time.Millisecond) {
+		select {
+		case <-copied:
+			return
+		case <-time.After(poll):
+		}
+		res, err := d.c.ExecInspect(ctx, execID, client.ExecInspectOptions{})
+		if err != nil || exited(res) {
+			break
+		}
+	}
+	select {
+	case <-copied:
+	case <-time.After(drainAfterExit):
+		closeOutput()
+	}
+}
+
+// exited tells a finished command from one not started yet: both read not
+// running, but only a started one has a pid.
+func exited(res client.ExecInspectResult) bool { return !res.Running && res.PID != 0 }
 
 // execExit waits for the engine to record the exit: the output can end a
 // moment before the engine has reaped the process.

@@ -20,16 +20,16 @@ import (
 // A pidfd is taken before checking that the exec still runs: if it does,
 // the pid cannot have been reused, and the pidfd names the right process.
 func (d *Driver) killExec(ctx context.Context, execID string) {
-	for range 20 {
+	for range 100 {
 		res, err := d.c.ExecInspect(ctx, execID, client.ExecInspectOptions{})
-		if err != nil || !res.Running {
+		if err != nil || exited(res) {
 			return
 		}
-		if res.PID > 0 {
+		if res.Running && res.PID > 0 {
 			d.killTree(ctx, execID, res.PID)
 			return
 		}
-		// Created but not yet started: no pid to kill yet.
+		// Not started yet: no pid to kill yet.
 		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -81,6 +81,21 @@ func testExecTimeout(t *testing.T, s *suite) {
 	}
 }
 
+// testExecBackground: a command that leaves a child holding its output
+// returns once it exits, with its own exit code, not at the timeout.
+func testExecBackground(t *testing.T, s *suite) {
+	in := s.running(t, s.spec())
+	spec := execSh("echo before; sleep 616 & echo after; exit 3")
+	spec.Timeout = 10 * time.Minute
+	res := in.exec(t, spec)
+	if res.ExitCode != 3 || res.TimedOut || string(res.Stdout) != "before\nafter\n" {
+		t.Errorf("result %+v (stdout %q)", res, res.Stdout)
+	}
+	if ps := in.sh(t, "ps -o args"); !strings.Contains(ps, "sleep 616") {
+		t.Errorf("the background child was killed:\n%s", ps)
+	}
+}
+
 // testExecNotRunning: exec into a stopped instance wraps ErrNotRunning,
 // into a missing one ErrNoContainer.
 func testExecNotRunning(t *testing.T, s *suite) {

@@ -60,6 +60,7 @@ func Run(t *testing.T, newDriver func(t *testing.T) runtime.Driver, image ...str
 		{"ExecResult", testExecResult},
 		{"ExecOutputCap", testExecCap},
 		{"ExecTimeout", testExecTimeout},
+		{"ExecBackgroundChild", testExecBackground},
 		{"ExecNotRunning", testExecNotRunning},
 		{"LogsTail", testLogsTail},
 		{"LogsFollow", testLogsFollow},
