@@ -7,6 +7,7 @@ package disk
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,7 +98,58 @@ func Format(path string, size int64) error {
 	if err != nil {
 		return fmt.Errorf("mkfs.ext4: %v: %s", err, out)
 	}
-	return nil
+	return digHoles(path)
+}
+
+// digHoles punches out the zero blocks mkfs wrote (inode tables, journal),
+// so copies stay sparse on filesystems where mkfs could not discard them.
+func digHoles(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fd := int(f.Fd())
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	const block = 64 << 10
+	buf := make([]byte, block)
+	for off := int64(0); off < fi.Size(); {
+		data, err := unix.Seek(fd, off, unix.SEEK_DATA)
+		if errors.Is(err, unix.ENXIO) {
+			break
+		} else if err != nil {
+			return err
+		}
+		hole, err := unix.Seek(fd, data, unix.SEEK_HOLE)
+		if err != nil {
+			return err
+		}
+		for pos := data; pos < hole; pos += block {
+			n, err := f.ReadAt(buf[:min(block, hole-pos)], pos)
+			if err != nil && !errors.Is(err, io.EOF) {
+				return err
+			}
+			if allZero(buf[:n]) {
+				if err := unix.Fallocate(fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, pos, int64(n)); err != nil {
+					return nil // not supported here: the copy is merely less sparse
+				}
+			}
+		}
+		off = hole
+	}
+	return f.Sync()
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // copySparse copies the data extents of src into a new file dst of size
