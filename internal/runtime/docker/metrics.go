@@ -46,6 +46,10 @@ func (d *Driver) Metrics(ctx context.Context, id string) (runtime.Metrics, error
 	if cpuNs > 0 {
 		m.CPUPercent = d.cpuPercent(ctx, id, s.ID, cpuNs, s.Read)
 	}
+	// Under the instance lock, so a Remove under way cannot have its disk
+	// mounted again behind it.
+	unlock := d.locks.lock(id)
+	defer unlock()
 	if err := d.mountIfPresent(id); err != nil {
 		return runtime.Metrics{}, err
 	}
