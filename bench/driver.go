@@ -139,10 +139,12 @@ func benchDriver(ctx context.Context, r *report) error {
 	row := func(name string, ds []time.Duration, note string) []string {
 		return []string{name, drvMs(drvPct(ds, 50)), drvMs(drvPct(ds, 95)), fmt.Sprint(len(ds)), note}
 	}
+	load, _ := os.ReadFile("/proc/loadavg")
 	ratio := float64(drvPct(driverUp, 50)) / float64(drvPct(dockerRun, 50))
 	apiRatio := float64(drvPct(driverUp, 50)) / float64(drvPct(apiUp, 50))
 	r.section("driver").
-		line("Docker driver against the engine on this host (dockerd %s). Busybox image from a loopback registry, already pulled; instances of 2 CPUs, 4 GiB memory, 4 GiB disk.", drvEngineVersion(ctx, c)).
+		line("Docker driver against the engine on this host (dockerd %s; load average at the end: %s). Busybox image from a loopback registry, already pulled; instances of 2 CPUs, 4 GiB memory, 4 GiB disk.",
+			drvEngineVersion(ctx, c), strings.Join(strings.Fields(string(load))[:3], " ")).
 		line("").
 		line("**create+start p50 is %.2fx `docker run -d` p50** (target: within 1.5x); %.2fx the bare API create+start, which skips the CLI's own start-up.", ratio, apiRatio).
 		table([]string{"measure", "p50 ms", "p95 ms", "n", "what"}, [][]string{
