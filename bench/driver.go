@@ -53,6 +53,7 @@ func benchDriver(ctx context.Context, r *report) error {
 		return err
 	}
 	defer c.Close()
+	defer c.ImageRemove(context.WithoutCancel(ctx), img.Ref, client.ImageRemoveOptions{Force: true})
 
 	spec := func() runtime.Spec {
 		return runtime.Spec{
