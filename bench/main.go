@@ -25,6 +25,7 @@ type suite struct {
 var suites = []suite{
 	{"registry", benchRegistry},
 	{"agent", benchAgent},
+	{"driver", benchDriver},
 }
 
 func main() {

@@ -7,9 +7,19 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/netip"
 	"time"
+)
+
+// Errors a driver returns (wrapped) so callers can tell cases apart with
+// errors.Is. The instance service recreates a missing container with Create.
+var (
+	// ErrNoContainer: the instance has no container (Start, Logs, Exec).
+	ErrNoContainer = errors.New("runtime: no container")
+	// ErrNotRunning: the container exists but is not running (Exec).
+	ErrNotRunning = errors.New("runtime: container not running")
 )
 
 // Auth is a registry credential the driver passes to its image pull.
@@ -69,7 +79,8 @@ type ExecSpec struct {
 	Env     map[string]string
 	Cwd     string
 	Timeout time.Duration
-	// MaxOutput caps stdout and stderr together; the rest is discarded.
+	// MaxOutput caps stdout and stderr together; the rest is read and
+	// discarded, so the command never blocks on output. 0 means no cap.
 	MaxOutput int
 }
 
@@ -85,8 +96,10 @@ type ExecResult struct {
 
 // Metrics are point-in-time counters of one instance.
 type Metrics struct {
-	CPUSeconds       float64 // cumulative CPU time
-	CPUPercent       float64 // of one core, averaged over the sample
+	CPUSeconds float64 // cumulative CPU time
+	// CPUPercent is of one core, averaged since the driver's previous
+	// sample of the instance (or since its start, on the first).
+	CPUPercent       float64
 	MemoryBytes      int64
 	MemoryLimitBytes int64
 	DiskUsedBytes    int64
@@ -102,7 +115,8 @@ type Driver interface {
 	// home directories) and creates the container without starting it. An
 	// existing container is left as it is.
 	Create(ctx context.Context, spec Spec) error
-	// Start starts the container; a running container is left running.
+	// Start starts the container; a running container is left running. A
+	// missing container is an error wrapping ErrNoContainer.
 	Start(ctx context.Context, id string) error
 	// Stop halts the container, waiting up to grace before killing it. A
 	// missing or stopped container is not an error.
@@ -111,11 +125,17 @@ type Driver interface {
 	Remove(ctx context.Context, id string) error
 	// Inspect observes the container; a missing one reads State Missing.
 	Inspect(ctx context.Context, id string) (Status, error)
-	// Logs returns the console output, stdout and stderr interleaved.
+	// Logs returns the console output, stdout and stderr interleaved. With
+	// Follow the stream ends when ctx is done, the reader is closed or the
+	// container stops.
 	Logs(ctx context.Context, id string, opts LogOptions) (io.ReadCloser, error)
-	// Exec runs a command in the running container.
+	// Exec runs a command in the running container and returns once it has
+	// exited or been killed at its timeout. A command that runs and fails is
+	// a result with its exit code, not an error; a stopped container is an
+	// error wrapping ErrNotRunning.
 	Exec(ctx context.Context, id string, spec ExecSpec) (ExecResult, error)
-	// Metrics samples the instance's counters.
+	// Metrics samples the instance's counters; a stopped instance reports
+	// its disk and zeros elsewhere.
 	Metrics(ctx context.Context, id string) (Metrics, error)
 	// List returns the ids of every instance of this install that has a
 	// container or a disk, so the reconciler can find orphans.

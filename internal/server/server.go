@@ -119,7 +119,7 @@ func (s *Server) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("registry listener: %w", err)
 	}
-	reg, err := registry.New(ctx, registry.Config{Dir: filepath.Join(cfg.DataDir, "registry"), Username: "svcd", Password: regPassword, Log: cfg.Log})
+	reg, err := registry.New(ctx, registry.Config{Dir: filepath.Join(cfg.DataDir, "registry"), Username: "svcd", Password: regPassword, Logger: cfg.Log})
 	if err != nil {
 		regLn.Close()
 		return err
