@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/moby/moby/client"
 	"golang.org/x/sys/unix"
 
 	"github.com/svc-dev/svc/internal/testimage"
@@ -39,6 +40,12 @@ func TestSeedPathsAgree(t *testing.T) {
 			{Path: "/home/u/added.txt", Content: []byte("from layer 3"), Mode: 0o604, UID: 1000, GID: 1000},
 		}},
 		Entrypoint: []string{"/bin/sleep", "1000"},
+	})
+	t.Cleanup(func() {
+		if c, err := client.New(client.FromEnv); err == nil {
+			c.ImageRemove(context.Background(), img.Ref, client.ImageRemoveOptions{Force: true})
+			c.Close()
+		}
 	})
 	d, err := New(t.Context(), Config{DataDir: t.TempDir(), Install: "test-" + rand.Text()[:8]})
 	if err != nil {
