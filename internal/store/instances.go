@@ -144,8 +144,9 @@ func (s *Store) CreateInstance(ctx context.Context, in Instance, ports []PublicP
 		return err
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		_, err := s.exec(ctx, tx, `INSERT INTO instances (`+instanceColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, vals...)
+		_, err := s.exec(ctx, tx, `INSERT INTO instances (`+instanceColumns+`, created_ns)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			append(vals, s.now().UnixNano())...)
 		if isUnique(err) {
 			return ErrConflict
 		}
@@ -178,12 +179,12 @@ func (s *Store) instance(ctx context.Context, db q, id string) (Instance, error)
 // Instances lists a workspace's live instances, newest first.
 func (s *Store) Instances(ctx context.Context, ws string) ([]Instance, error) {
 	return s.instances(ctx, `SELECT `+instanceColumns+` FROM instances
-		WHERE workspace_id = ? AND deleted IS NULL ORDER BY created DESC, id DESC`, ws)
+		WHERE workspace_id = ? AND deleted IS NULL ORDER BY created_ns DESC, id DESC`, ws)
 }
 
 // AllInstances lists every live instance of every workspace.
 func (s *Store) AllInstances(ctx context.Context) ([]Instance, error) {
-	return s.instances(ctx, `SELECT `+instanceColumns+` FROM instances WHERE deleted IS NULL ORDER BY created`)
+	return s.instances(ctx, `SELECT `+instanceColumns+` FROM instances WHERE deleted IS NULL ORDER BY created_ns`)
 }
 
 func (s *Store) instances(ctx context.Context, query string, args ...any) ([]Instance, error) {

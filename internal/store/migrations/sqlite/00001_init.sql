@@ -105,10 +105,12 @@ CREATE TABLE instances (
 	past_due          INTEGER NOT NULL DEFAULT 0,
 	gateway_token     TEXT NOT NULL DEFAULT '',
 	created           INTEGER NOT NULL,
+	-- created_ns orders instances made within the same second.
+	created_ns        INTEGER NOT NULL DEFAULT 0,
 	updated           INTEGER NOT NULL,
 	deleted           INTEGER
 );
-CREATE INDEX instances_workspace ON instances(workspace_id, created);
+CREATE INDEX instances_workspace ON instances(workspace_id, created_ns);
 
 CREATE TABLE public_ports (
 	instance_id TEXT NOT NULL REFERENCES instances(id),
