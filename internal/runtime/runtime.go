@@ -141,3 +141,10 @@ type Driver interface {
 	// container or a disk, so the reconciler can find orphans.
 	List(ctx context.Context) ([]string, error)
 }
+
+// HostAddresser is a driver whose containers reach the host at an address
+// (a bridge gateway); svcd serves instance-facing endpoints, such as the
+// managed model, there.
+type HostAddresser interface {
+	HostAddr(ctx context.Context) (netip.Addr, error)
+}
