@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -16,12 +17,12 @@ import (
 type scriptHarness struct {
 	id string
 
-	mu       sync.Mutex
-	run      func(ctx context.Context, t harness.Turn, emit func(harness.Event) error) (harness.Result, error)
-	models   []harness.Model
-	healthy  bool
-	sessions map[string]*scriptSession
-	turns    []harness.Turn
+	mu        sync.Mutex
+	run       func(ctx context.Context, t harness.Turn, emit func(harness.Event) error) (harness.Result, error)
+	models    []harness.Model
+	healthy   bool
+	sessions  map[string]*scriptSession
+	turns     []harness.Turn
 	renameErr error
 }
 
@@ -72,8 +73,8 @@ func (h *scriptHarness) Run(ctx context.Context, t harness.Turn, emit func(harne
 		now := time.Now().UnixMilli()
 		s.active = now
 		s.messages = append(s.messages,
-			harness.Message{ID: "u" + t.SessionID[:4], SessionID: t.SessionID, Role: "user", Content: t.Input, CreatedAt: now},
-			harness.Message{ID: "a" + t.SessionID[:4], SessionID: t.SessionID, Role: "assistant", Content: res.OutputText, CreatedAt: now})
+			harness.Message{ID: fmt.Sprint("u", len(s.messages)), SessionID: t.SessionID, Role: "user", Content: t.Input, CreatedAt: now},
+			harness.Message{ID: fmt.Sprint("a", len(s.messages)+1), SessionID: t.SessionID, Role: "assistant", Content: res.OutputText, CreatedAt: now})
 		h.mu.Unlock()
 	}
 	return res, err

@@ -34,7 +34,7 @@ func (s *Server) createResponse(w http.ResponseWriter, r *http.Request) error {
 	}
 	// Ids in headers let a JSON client cancel before its body arrives.
 	w.Header().Set("X-Svc-Response-Id", rec.id)
-	w.Header().Set("X-Svc-Session-Id", rec.sessionID)
+	w.Header().Set("X-Svc-Session-Id", rec.object().SessionID)
 	if req.Stream {
 		return s.stream(w, r, rec, 1)
 	}
