@@ -23,6 +23,7 @@ type scriptHarness struct {
 	healthy   bool
 	sessions  map[string]*scriptSession
 	turns     []harness.Turn
+	clock     int64 // orders last_active without depending on timing
 	renameErr error
 }
 
@@ -71,7 +72,8 @@ func (h *scriptHarness) Run(ctx context.Context, t harness.Turn, emit func(harne
 			h.sessions[t.SessionID] = s
 		}
 		now := time.Now().UnixMilli()
-		s.active = now
+		h.clock++
+		s.active = h.clock
 		s.messages = append(s.messages,
 			harness.Message{ID: fmt.Sprint("u", len(s.messages)), SessionID: t.SessionID, Role: "user", Content: t.Input, CreatedAt: now},
 			harness.Message{ID: fmt.Sprint("a", len(s.messages)+1), SessionID: t.SessionID, Role: "assistant", Content: res.OutputText, CreatedAt: now})
