@@ -326,4 +326,3 @@ func TestSparseFileStreamsWithoutMemoryGrowth(t *testing.T) {
 		t.Fatalf("archiving a %d-byte file allocated %d bytes", size, alloc)
 	}
 }
-
