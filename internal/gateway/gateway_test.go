@@ -1,9 +1,9 @@
 package gateway
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/svc-dev/svc/internal/harness"
+	"github.com/svc-dev/svc/internal/sse"
 )
 
 // env is a gateway on a real loopback server with a scripted general-a as
@@ -121,56 +122,35 @@ func wantError(t *testing.T, status int, body map[string]any, wantStatus int, co
 	}
 }
 
-// sseEvent is one parsed SSE frame.
+// sseEvent is one parsed SSE frame with its JSON payload decoded.
 type sseEvent struct {
 	ID   string
 	Name string
 	Data map[string]any
 }
 
-// sseReader parses a stream frame by frame; comments are counted.
+// sseReader wraps sse.Reader to fail the test on malformed frames.
 type sseReader struct {
-	sc       *bufio.Scanner
-	comments int
+	*sse.Reader
 }
 
-func newSSEReader(r io.Reader) *sseReader {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 8<<20)
-	return &sseReader{sc: sc}
-}
+func newSSEReader(r io.Reader) *sseReader { return &sseReader{sse.NewReader(r)} }
 
 // next returns the next event, or false at the end of the stream.
 func (s *sseReader) next(t *testing.T) (sseEvent, bool) {
 	t.Helper()
-	var ev sseEvent
-	seen := false
-	for s.sc.Scan() {
-		line := s.sc.Text()
-		switch {
-		case line == "":
-			if seen {
-				return ev, true
-			}
-		case strings.HasPrefix(line, ":"):
-			s.comments++
-		case strings.HasPrefix(line, "id: "):
-			ev.ID, seen = line[4:], true
-		case strings.HasPrefix(line, "event: "):
-			ev.Name, seen = line[7:], true
-		case strings.HasPrefix(line, "data: "):
-			seen = true
-			if err := json.Unmarshal([]byte(line[6:]), &ev.Data); err != nil {
-				t.Fatalf("data %q: %v", line, err)
-			}
-		default:
-			t.Fatalf("unexpected SSE line %q", line)
-		}
+	ev, err := s.Next()
+	if errors.Is(err, io.EOF) {
+		return sseEvent{}, false
 	}
-	if seen {
-		t.Fatalf("stream ended inside a frame: %+v", ev)
+	if err != nil {
+		t.Fatalf("stream: %v", err)
 	}
-	return ev, false
+	out := sseEvent{ID: ev.ID, Name: ev.Name}
+	if err := json.Unmarshal(ev.Data, &out.Data); err != nil {
+		t.Fatalf("data %q: %v", ev.Data, err)
+	}
+	return out, true
 }
 
 // all reads every remaining event.

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/svc-dev/svc/internal/harness"
 )
 
 // createResponse is POST /v1/responses: validate, start the turn, then
@@ -24,6 +26,9 @@ func (s *Server) createResponse(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := checkIssued(r, h, req.SessionID); err != nil {
+		return err
+	}
 	files, err := s.attachments(req.Files)
 	if err != nil {
 		return err
@@ -39,6 +44,25 @@ func (s *Server) createResponse(w http.ResponseWriter, r *http.Request) error {
 		return s.stream(w, r, rec, 1)
 	}
 	return s.waitJSON(w, r, rec)
+}
+
+// checkIssued rejects a session_id that a harness minting its own ids did
+// not issue (spec: session_id on coding-b/c/d).
+func checkIssued(r *http.Request, h harness.Harness, sessionID string) error {
+	iss, ok := h.(harness.SessionIssuer)
+	if !ok || sessionID == "" {
+		return nil
+	}
+	issued, err := iss.Issued(r.Context(), sessionID)
+	if err != nil {
+		return err
+	}
+	if !issued {
+		return &Error{Status: http.StatusBadRequest, Code: "validation_error", Param: "session_id",
+			Message: "this agent mints its own session ids and did not issue " + sessionID,
+			Hint:    "omit session_id on the first turn and reuse the returned one"}
+	}
+	return nil
 }
 
 // attachments resolves the files of a turn; each must be an existing

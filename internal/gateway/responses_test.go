@@ -319,6 +319,26 @@ func TestHarnessMintedSessionID(t *testing.T) {
 	}
 }
 
+// issuingHarness mints its own session ids, like coding-b.
+type issuingHarness struct {
+	*scriptHarness
+}
+
+func (h issuingHarness) Issued(ctx context.Context, id string) (bool, error) {
+	return id == "issued-1", nil
+}
+
+func TestSessionIssuer(t *testing.T) {
+	e := newEnv(t, testConfig(t), issuingHarness{newScriptHarness(harness.CodingB)})
+	status, body := e.call("POST", "/v1/responses", map[string]any{"input": "x", "agent": "coding-b", "session_id": "made-up"})
+	wantError(t, status, body, 400, "validation_error", "session_id")
+	for _, sid := range []string{"issued-1", ""} {
+		if _, obj := e.call("POST", "/v1/responses", map[string]any{"input": "x", "agent": "coding-b", "session_id": sid}); obj["status"] != "completed" {
+			t.Fatalf("session %q: %v", sid, obj)
+		}
+	}
+}
+
 func TestStopCommandSettlesCancelled(t *testing.T) {
 	e := newEnv(t, testConfig(t))
 	e.h.setRun(func(ctx context.Context, turn harness.Turn, emit func(harness.Event) error) (harness.Result, error) {

@@ -356,8 +356,8 @@ func TestKeepAliveWhetherOrNotEventsFlow(t *testing.T) {
 	// until then, so count comments after the first emitted event.
 	close(quiet)
 	sse.next(t)
-	before := sse.comments
-	for sse.comments < before+2 {
+	before := sse.Comments
+	for sse.Comments < before+2 {
 		if _, ok := sse.next(t); !ok {
 			t.Fatal("stream ended")
 		}
@@ -376,13 +376,11 @@ func TestKeepAliveOnAQuietStream(t *testing.T) {
 	resp, sse := e.stream(map[string]any{"input": "x"})
 	sse.next(t)
 	sse.next(t)
-	// Nothing is emitted while held: read raw lines until two comments.
-	for sse.comments < 2 {
-		if !sse.sc.Scan() {
-			t.Fatal("stream ended")
-		}
-		if sse.sc.Text() == ":keepalive" {
-			sse.comments++
+	// Nothing is emitted while held: only comments arrive.
+	for n := 0; n < 2; n++ {
+		ev, err := sse.NextFrame()
+		if err != nil || ev.Comment != "keepalive" {
+			t.Fatalf("frame %+v, %v; want a keepalive", ev, err)
 		}
 	}
 	close(release)
