@@ -26,7 +26,7 @@ func TestMoveFile(t *testing.T) {
 	h := e.home
 	p := func(s string) string { return filepath.Join(h, s) }
 	move := func(from, to string) (int, map[string]any) {
-		return e.call("PATCH", "/v1/files", map[string]any{"from": from, "to": to})
+		return e.Call("PATCH", "/v1/files", map[string]any{"from": from, "to": to})
 	}
 	mustWrite(t, p("a.txt"), "a")
 	status, entry := move(p("a.txt"), p("b.txt"))
@@ -84,7 +84,7 @@ func TestMoveFile(t *testing.T) {
 		{`{"to":"/x"}`, "from"}, {`{"from":"","to":"/x"}`, "from"}, {`{"from":"/x"}`, "to"},
 		{`{"from":"/x","to":7}`, "to"}, {`{"from":`, ""}, {`[]`, ""},
 	} {
-		status, body := e.call("PATCH", "/v1/files", c.body)
+		status, body := e.Call("PATCH", "/v1/files", c.body)
 		wantError(t, status, body, 400, "validation_error", c.param)
 	}
 }
@@ -114,7 +114,7 @@ func TestMoveAcrossDevices(t *testing.T) {
 	os.Chtimes(filepath.Join(src, "sub/data.bin"), mtime, mtime)
 	os.Chmod(filepath.Join(src, "sub"), 0o750)
 
-	status, entry := e.call("PATCH", "/v1/files", map[string]any{"from": src, "to": other})
+	status, entry := e.Call("PATCH", "/v1/files", map[string]any{"from": src, "to": other})
 	dest := filepath.Join(other, "proj")
 	if status != 200 || entry["path"] != dest || entry["type"] != "directory" {
 		t.Fatalf("%d %v", status, entry)
@@ -140,7 +140,7 @@ func TestMoveAcrossDevices(t *testing.T) {
 	// A file over an existing file on the other device.
 	mustWrite(t, filepath.Join(e.home, "f.txt"), "moved")
 	mustWrite(t, filepath.Join(other, "f.txt"), "old")
-	if status, _ := e.call("PATCH", "/v1/files", map[string]any{"from": filepath.Join(e.home, "f.txt"), "to": filepath.Join(other, "f.txt")}); status != 200 {
+	if status, _ := e.Call("PATCH", "/v1/files", map[string]any{"from": filepath.Join(e.home, "f.txt"), "to": filepath.Join(other, "f.txt")}); status != 200 {
 		t.Fatalf("file across: %d", status)
 	}
 	if b, _ := os.ReadFile(filepath.Join(other, "f.txt")); string(b) != "moved" {
@@ -166,7 +166,7 @@ func TestPermissionErrors(t *testing.T) {
 			{"PUT", "/v1/files/content?path=" + q(f), "changed"},
 			{"PATCH", "/v1/files", fmt.Sprintf(`{"from":%q,"to":%q}`, f, f+".moved")},
 		} {
-			status, body := e.call(c.method, c.path, c.body)
+			status, body := e.Call(c.method, c.path, c.body)
 			wantError(t, status, body, 403, "permission_denied", "")
 		}
 		if b, _ := os.ReadFile(f); string(b) != "locked" {
@@ -186,7 +186,7 @@ func TestPermissionErrors(t *testing.T) {
 			{"POST", "/v1/files/dir?path=" + q(filepath.Join(ro, "d")), ""},
 			{"PATCH", "/v1/files", fmt.Sprintf(`{"from":%q,"to":%q}`, e.home+"/ro", e.home+"/ro2")},
 		} {
-			status, body := e.call(c.method, c.path, c.body)
+			status, body := e.Call(c.method, c.path, c.body)
 			if c.method == "PATCH" {
 				// Renaming a mount point is EBUSY: not a permission error.
 				if status < 400 {
@@ -205,7 +205,7 @@ func TestInterruptedUploadKeepsOldFile(t *testing.T) {
 	e := newEnv(t, testConfig(t))
 	f := filepath.Join(e.home, "doc.txt")
 	mustWrite(t, f, "original")
-	u, _ := url.Parse(e.url)
+	u, _ := url.Parse(e.URL)
 	conn, err := net.Dial("tcp", u.Host)
 	if err != nil {
 		t.Fatal(err)
@@ -283,7 +283,7 @@ func TestSparseFileStreamsWithoutMemoryGrowth(t *testing.T) {
 
 	var n int64
 	alloc := allocated(func() {
-		resp := e.request("GET", "/v1/files/content?path="+q(filepath.Join(dir, "sparse.img")), nil)
+		resp := e.Do("GET", "/v1/files/content?path="+q(filepath.Join(dir, "sparse.img")), nil)
 		n, err = io.Copy(io.Discard, resp.Body)
 	})
 	if err != nil || n != size {
@@ -295,7 +295,7 @@ func TestSparseFileStreamsWithoutMemoryGrowth(t *testing.T) {
 
 	var tail string
 	alloc = allocated(func() {
-		resp := e.request("GET", "/v1/files/archive?path="+q(dir), nil)
+		resp := e.Do("GET", "/v1/files/archive?path="+q(dir), nil)
 		gz, err := gzip.NewReader(resp.Body)
 		if err != nil {
 			t.Fatal(err)

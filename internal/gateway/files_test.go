@@ -47,7 +47,7 @@ func TestListFiles(t *testing.T) {
 	mtime := time.Date(2024, 5, 6, 7, 8, 9, 123_000_000, time.UTC)
 	os.Chtimes(filepath.Join(dir, "c.txt"), mtime, mtime)
 
-	status, body := e.call("GET", "/v1/files?path="+q(dir), nil)
+	status, body := e.Call("GET", "/v1/files?path="+q(dir), nil)
 	if status != 200 {
 		t.Fatalf("%d %v", status, body)
 	}
@@ -77,25 +77,25 @@ func TestListFiles(t *testing.T) {
 	}
 
 	// ~ forms, the default workspace, the root.
-	_, home := e.call("GET", "/v1/files?path=~", nil)
+	_, home := e.Call("GET", "/v1/files?path=~", nil)
 	if home["path"] != e.home {
 		t.Fatalf("~: %v", home["path"])
 	}
-	_, sub := e.call("GET", "/v1/files?path="+q("~/list/b"), nil)
+	_, sub := e.Call("GET", "/v1/files?path="+q("~/list/b"), nil)
 	if sub["path"] != filepath.Join(dir, "b") || len(sub["entries"].([]any)) != 0 {
 		t.Fatalf("~/list/b: %v", sub)
 	}
 	os.MkdirAll(filepath.Join(e.home, ".svc-gateway/workspace"), 0o755)
-	_, ws := e.call("GET", "/v1/files", nil)
+	_, ws := e.Call("GET", "/v1/files", nil)
 	if ws["path"] != filepath.Join(e.home, ".svc-gateway/workspace") {
 		t.Fatalf("default: %v", ws["path"])
 	}
-	_, root := e.call("GET", "/v1/files?path=/", nil)
+	_, root := e.Call("GET", "/v1/files?path=/", nil)
 	if root["path"] != "/" || root["parentPath"] != nil {
 		t.Fatalf("root: %v %v", root["path"], root["parentPath"])
 	}
 	// Through a symlink to a directory.
-	_, viaLink := e.call("GET", "/v1/files?path="+q(filepath.Join(dir, "dirlink")), nil)
+	_, viaLink := e.Call("GET", "/v1/files?path="+q(filepath.Join(dir, "dirlink")), nil)
 	if viaLink["path"] != filepath.Join(dir, "dirlink") {
 		t.Fatalf("via link %v", viaLink)
 	}
@@ -109,7 +109,7 @@ func TestListFiles(t *testing.T) {
 		{"relative/dir", "validation_error", 400},
 		{"~user/x", "validation_error", 400},
 	} {
-		status, body := e.call("GET", "/v1/files?path="+q(c.path), nil)
+		status, body := e.Call("GET", "/v1/files?path="+q(c.path), nil)
 		param := ""
 		if c.code == "validation_error" {
 			param = "path"
@@ -127,7 +127,7 @@ func TestListTruncatesAfterSorting(t *testing.T) {
 	}
 	// A directory sorts first even though its name sorts last.
 	os.Mkdir(filepath.Join(dir, "zzz"), 0o755)
-	_, body := e.call("GET", "/v1/files?path="+q(dir), nil)
+	_, body := e.Call("GET", "/v1/files?path="+q(dir), nil)
 	entries := body["entries"].([]any)
 	if len(entries) != 1000 || body["truncated"] != true {
 		t.Fatalf("%d entries, truncated %v", len(entries), body["truncated"])
@@ -159,7 +159,7 @@ func TestReadFile(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			resp := e.request("GET", "/v1/files/content?path="+q(dir+"/")+c.query, nil)
+			resp := e.Do("GET", "/v1/files/content?path="+q(dir+"/")+c.query, nil)
 			body, _ := io.ReadAll(resp.Body)
 			if resp.StatusCode != 200 || string(body) != c.body {
 				t.Fatalf("%d %q", resp.StatusCode, body)
@@ -176,7 +176,7 @@ func TestReadFile(t *testing.T) {
 		})
 	}
 	// Ranges are served, so an interrupted download can resume.
-	resp := e.request("GET", "/v1/files/content?path="+q(filepath.Join(dir, "notes.txt")), nil, "Range", "bytes=1-3")
+	resp := e.Do("GET", "/v1/files/content?path="+q(filepath.Join(dir, "notes.txt")), nil, "Range", "bytes=1-3")
 	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != 206 || string(b) != "ell" {
 		t.Fatalf("range: %d %q", resp.StatusCode, b)
 	}
@@ -192,7 +192,7 @@ func TestReadFile(t *testing.T) {
 		{"path=" + q(filepath.Join(dir, "missing")), "file_not_found", "", 404},
 		{"path=" + q(filepath.Join(dir, "notes.txt")) + "&disposition=download", "validation_error", "disposition", 400},
 	} {
-		status, body := e.call("GET", "/v1/files/content?"+c.query, nil)
+		status, body := e.Call("GET", "/v1/files/content?"+c.query, nil)
 		wantError(t, status, body, c.status, c.code, c.param)
 	}
 }
@@ -242,7 +242,7 @@ func TestArchive(t *testing.T) {
 	os.Symlink("/etc", filepath.Join(dir, "abs")) // stored as a link, not followed
 	syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644)
 
-	resp := e.request("GET", "/v1/files/archive?path="+q(dir), nil)
+	resp := e.Do("GET", "/v1/files/archive?path="+q(dir), nil)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/gzip" {
 		t.Fatalf("%d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -267,7 +267,7 @@ func TestArchive(t *testing.T) {
 	// Names of nothing but stripped characters fall back to "archive".
 	jp := filepath.Join(e.home, "日本")
 	mustWrite(t, filepath.Join(jp, "a"), "a")
-	resp = e.request("GET", "/v1/files/archive?path="+q(jp), nil)
+	resp = e.Do("GET", "/v1/files/archive?path="+q(jp), nil)
 	if got := resp.Header.Get("Content-Disposition"); got != "attachment; filename=archive.tar.gz" {
 		t.Fatalf("Content-Disposition %q", got)
 	}
@@ -278,14 +278,14 @@ func TestArchive(t *testing.T) {
 	// The default is the workspace.
 	ws := filepath.Join(e.home, ".svc-gateway/workspace")
 	mustWrite(t, filepath.Join(ws, "w.txt"), "w")
-	resp = e.request("GET", "/v1/files/archive", nil)
+	resp = e.Do("GET", "/v1/files/archive", nil)
 	if d := cmp.Diff(map[string][2]string{"workspace/": {"dir", ""}, "workspace/w.txt": {"file", "w"}}, untar(t, resp.Body)); d != "" {
 		t.Fatal(d)
 	}
 
-	status, body := e.call("GET", "/v1/files/archive?path="+q(filepath.Join(dir, "main.go")), nil)
+	status, body := e.Call("GET", "/v1/files/archive?path="+q(filepath.Join(dir, "main.go")), nil)
 	wantError(t, status, body, 400, "not_a_directory", "")
-	status, body = e.call("GET", "/v1/files/archive?path="+q(filepath.Join(dir, "nope")), nil)
+	status, body = e.Call("GET", "/v1/files/archive?path="+q(filepath.Join(dir, "nope")), nil)
 	wantError(t, status, body, 404, "file_not_found", "")
 }
 
@@ -303,7 +303,7 @@ func TestArchiveName(t *testing.T) {
 func TestWriteFile(t *testing.T) {
 	e := newEnv(t, testConfig(t))
 	path := filepath.Join(e.home, "deep/new/dir/file.txt")
-	status, entry := e.call("PUT", "/v1/files/content?path="+q(path), "first")
+	status, entry := e.Call("PUT", "/v1/files/content?path="+q(path), "first")
 	if status != 200 || entry["path"] != path || entry["type"] != "file" || entry["size"] != 5.0 || entry["name"] != "file.txt" {
 		t.Fatalf("create: %d %v", status, entry)
 	}
@@ -319,16 +319,16 @@ func TestWriteFile(t *testing.T) {
 	os.Chmod(path, 0o600)
 	mtime := time.Date(2023, 1, 2, 3, 4, 5, 678_000_000, time.UTC)
 	os.Chtimes(path, mtime, mtime)
-	status, entry = e.call("PUT", "/v1/files/content?path="+q(path), "second", "X-Expected-Mtime", strconv.FormatInt(mtime.UnixMilli(), 10))
+	status, entry = e.Call("PUT", "/v1/files/content?path="+q(path), "second", "X-Expected-Mtime", strconv.FormatInt(mtime.UnixMilli(), 10))
 	if status != 200 || entry["size"] != 6.0 {
 		t.Fatalf("overwrite: %d %v", status, entry)
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
 		t.Fatalf("mode after overwrite %v", fi.Mode())
 	}
-	status, body := e.call("PUT", "/v1/files/content?path="+q(path), "third", "X-Expected-Mtime", "1")
+	status, body := e.Call("PUT", "/v1/files/content?path="+q(path), "third", "X-Expected-Mtime", "1")
 	wantError(t, status, body, 412, "modified", "")
-	status, body = e.call("PUT", "/v1/files/content?path="+q(path)+"&overwrite=false", "third")
+	status, body = e.Call("PUT", "/v1/files/content?path="+q(path)+"&overwrite=false", "third")
 	wantError(t, status, body, 409, "file_exists", "")
 	if b, _ := os.ReadFile(path); string(b) != "second" {
 		t.Fatalf("refused writes changed the file: %q", b)
@@ -336,11 +336,11 @@ func TestWriteFile(t *testing.T) {
 	// X-Expected-Mtime is ignored when the file does not exist;
 	// overwrite=false writes a new file.
 	fresh := filepath.Join(e.home, "fresh.txt")
-	if status, _ := e.call("PUT", "/v1/files/content?path="+q(fresh)+"&overwrite=false", "x", "X-Expected-Mtime", "1"); status != 200 {
+	if status, _ := e.Call("PUT", "/v1/files/content?path="+q(fresh)+"&overwrite=false", "x", "X-Expected-Mtime", "1"); status != 200 {
 		t.Fatalf("new file with overwrite=false: %d", status)
 	}
 	// ~ paths and an empty body.
-	status, entry = e.call("PUT", "/v1/files/content?path="+q("~/zero.bin"), "")
+	status, entry = e.Call("PUT", "/v1/files/content?path="+q("~/zero.bin"), "")
 	if status != 200 || entry["size"] != 0.0 || entry["path"] != filepath.Join(e.home, "zero.bin") {
 		t.Fatalf("zero bytes: %d %v", status, entry)
 	}
@@ -350,7 +350,7 @@ func TestWriteFile(t *testing.T) {
 	mustWrite(t, target, "old")
 	link := filepath.Join(e.home, "alias.txt")
 	os.Symlink("real.txt", link)
-	status, entry = e.call("PUT", "/v1/files/content?path="+q(link), "via link")
+	status, entry = e.Call("PUT", "/v1/files/content?path="+q(link), "via link")
 	if status != 200 || entry["path"] != target {
 		t.Fatalf("via link: %d %v", status, entry)
 	}
@@ -375,7 +375,7 @@ func TestWriteFile(t *testing.T) {
 		if c.header != "" {
 			hdr = []string{"X-Expected-Mtime", c.header}
 		}
-		status, body := e.call("PUT", "/v1/files/content?"+c.query, "x", hdr...)
+		status, body := e.Call("PUT", "/v1/files/content?"+c.query, "x", hdr...)
 		wantError(t, status, body, c.status, c.code, c.param)
 	}
 	assertNoTempFiles(t, e.home)
@@ -402,7 +402,7 @@ func TestDeleteFile(t *testing.T) {
 	link := filepath.Join(e.home, "link")
 	os.Symlink(target, link)
 
-	if status, body := e.call("DELETE", "/v1/files?path="+q(link), nil); status != 200 || body["ok"] != true {
+	if status, body := e.Call("DELETE", "/v1/files?path="+q(link), nil); status != 200 || body["ok"] != true {
 		t.Fatalf("delete link: %d %v", status, body)
 	}
 	if _, err := os.Lstat(link); !os.IsNotExist(err) {
@@ -412,19 +412,19 @@ func TestDeleteFile(t *testing.T) {
 		t.Fatal("the link's target was removed")
 	}
 	os.Chmod(filepath.Join(tree, "a/b"), 0o755)
-	if status, _ := e.call("DELETE", "/v1/files?path="+q(tree), nil); status != 200 {
+	if status, _ := e.Call("DELETE", "/v1/files?path="+q(tree), nil); status != 200 {
 		t.Fatalf("delete tree: %d", status)
 	}
 	if _, err := os.Stat(tree); !os.IsNotExist(err) {
 		t.Fatal("tree still there")
 	}
 	// Like rm -rf, a missing path is fine.
-	if status, _ := e.call("DELETE", "/v1/files?path="+q(tree), nil); status != 200 {
+	if status, _ := e.Call("DELETE", "/v1/files?path="+q(tree), nil); status != 200 {
 		t.Fatalf("delete missing: %d", status)
 	}
-	status, body := e.call("DELETE", "/v1/files?path=", nil)
+	status, body := e.Call("DELETE", "/v1/files?path=", nil)
 	wantError(t, status, body, 400, "validation_error", "path")
-	status, body = e.call("DELETE", "/v1/files?path=/", nil)
+	status, body = e.Call("DELETE", "/v1/files?path=/", nil)
 	wantError(t, status, body, 400, "validation_error", "path")
 }
 
@@ -432,14 +432,14 @@ func TestMakeDir(t *testing.T) {
 	e := newEnv(t, testConfig(t))
 	dir := filepath.Join(e.home, "x/y/z")
 	for range 2 { // idempotent
-		status, entry := e.call("POST", "/v1/files/dir?path="+q(dir), nil)
+		status, entry := e.Call("POST", "/v1/files/dir?path="+q(dir), nil)
 		if status != 200 || entry["type"] != "directory" || entry["path"] != dir || entry["size"] != nil || entry["name"] != "z" {
 			t.Fatalf("%d %v", status, entry)
 		}
 	}
 	mustWrite(t, filepath.Join(e.home, "file"), "f")
-	status, body := e.call("POST", "/v1/files/dir?path="+q(filepath.Join(e.home, "file")), nil)
+	status, body := e.Call("POST", "/v1/files/dir?path="+q(filepath.Join(e.home, "file")), nil)
 	wantError(t, status, body, 409, "file_exists", "")
-	status, body = e.call("POST", "/v1/files/dir", nil)
+	status, body = e.Call("POST", "/v1/files/dir", nil)
 	wantError(t, status, body, 400, "validation_error", "path")
 }

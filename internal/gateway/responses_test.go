@@ -36,7 +36,7 @@ func TestJSONTurnSendsHeadersThenTicksThenBody(t *testing.T) {
 	})
 	// The response arrives while the turn is still held: headers are
 	// flushed when the turn starts.
-	resp := e.request("POST", "/v1/responses", `{"input": "hi", "metadata": {"b": 1, "a": "x"}}`)
+	resp := e.Do("POST", "/v1/responses", `{"input": "hi", "metadata": {"b": 1, "a": "x"}}`)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("status %d, Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -96,8 +96,8 @@ func TestStreamEventsInOrderWithOneTerminal(t *testing.T) {
 		emit(harness.Event{Name: harness.OutputTextDelta, Data: map[string]any{"text": "wörld"}})
 		return harness.Result{OutputText: "héllo wörld", Usage: &harness.Usage{InputTokens: 7, OutputTokens: 2}}, nil
 	})
-	resp, sse := e.stream(map[string]any{"input": "go", "model": "m2", "provider": "p"})
-	evs := sse.all(t)
+	resp, sse := e.Stream(map[string]any{"input": "go", "model": "m2", "provider": "p"})
+	evs := sse.All()
 	got := names(evs)
 	want := []string{"response.created", "response.reasoning.delta", "response.tool_call.generating",
 		"response.tool_call.started", "response.tool_call.completed", "response.tool_call.failed",
@@ -131,7 +131,7 @@ func TestStreamEventsInOrderWithOneTerminal(t *testing.T) {
 	if turn := e.h.lastTurn(); turn.Model != "m2" || turn.Provider != "p" || !turn.NewSession {
 		t.Fatalf("turn %+v", turn)
 	}
-	_, obj := e.call("POST", "/v1/responses/"+created["id"].(string)+"/cancel", nil)
+	_, obj := e.Call("POST", "/v1/responses/"+created["id"].(string)+"/cancel", nil)
 	if obj["model"] != "m2" || obj["provider"] != "p" || obj["status"] != "completed" {
 		t.Fatalf("record %v", obj)
 	}
@@ -159,7 +159,7 @@ func TestFailedTurnsAreHTTP200(t *testing.T) {
 				}
 				return harness.Result{}, c.err
 			})
-			status, obj := e.call("POST", "/v1/responses", map[string]any{"input": "x"})
+			status, obj := e.Call("POST", "/v1/responses", map[string]any{"input": "x"})
 			if status != 200 || obj["status"] != "failed" {
 				t.Fatalf("status %d, %v", status, obj)
 			}
@@ -174,8 +174,8 @@ func TestFailedTurnsAreHTTP200(t *testing.T) {
 				t.Fatalf("failed turn has a context: %v", obj["context"])
 			}
 
-			_, sse := e.stream(map[string]any{"input": "x"})
-			evs := sse.all(t)
+			_, sse := e.Stream(map[string]any{"input": "x"})
+			evs := sse.All()
 			if d := cmp.Diff([]string{"response.created", "response.output_text.delta", "response.failed"}, names(evs)); d != "" {
 				t.Fatalf("events: %s", d)
 			}
@@ -193,7 +193,7 @@ func TestAgentRouting(t *testing.T) {
 	})
 	e := newEnv(t, testConfig(t), b)
 
-	_, obj := e.call("POST", "/v1/responses", map[string]any{"input": "x", "agent": "general-b"})
+	_, obj := e.Call("POST", "/v1/responses", map[string]any{"input": "x", "agent": "general-b"})
 	if obj["agent"] != "general-b" || obj["output_text"] != "from b" || obj["status"] != "completed" {
 		t.Fatalf("general-b turn %v", obj)
 	}
@@ -201,23 +201,23 @@ func TestAgentRouting(t *testing.T) {
 	if obj["context"] != nil || obj["usage"] != nil {
 		t.Fatalf("context %v usage %v", obj["context"], obj["usage"])
 	}
-	_, obj = e.call("POST", "/v1/responses", map[string]any{"input": "x", "agent": ""})
+	_, obj = e.Call("POST", "/v1/responses", map[string]any{"input": "x", "agent": ""})
 	if obj["agent"] != "general-a" {
 		t.Fatalf("empty agent went to %v", obj["agent"])
 	}
 
 	// A valid but unprovisioned harness: a failed turn, not an HTTP error.
-	status, obj := e.call("POST", "/v1/responses", map[string]any{"input": "x", "agent": "coding-c"})
+	status, obj := e.Call("POST", "/v1/responses", map[string]any{"input": "x", "agent": "coding-c"})
 	if status != 200 || obj["status"] != "failed" || obj["agent"] != "coding-c" || obj["error"].(map[string]any)["code"] != "agent_unavailable" {
 		t.Fatalf("unprovisioned: %d %v", status, obj)
 	}
-	_, sse := e.stream(map[string]any{"input": "x", "agent": "coding-c"})
-	evs := sse.all(t)
+	_, sse := e.Stream(map[string]any{"input": "x", "agent": "coding-c"})
+	evs := sse.All()
 	if d := cmp.Diff([]string{"response.created", "response.failed"}, names(evs)); d != "" {
 		t.Fatalf("unprovisioned stream: %s", d)
 	}
 
-	status, obj = e.call("POST", "/v1/responses", map[string]any{"input": "x", "agent": "general-z"})
+	status, obj = e.Call("POST", "/v1/responses", map[string]any{"input": "x", "agent": "general-z"})
 	wantError(t, status, obj, 400, "validation_error", "agent")
 }
 
@@ -257,14 +257,14 @@ func TestRequestValidation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			status, obj := e.call("POST", "/v1/responses", c.body)
+			status, obj := e.Call("POST", "/v1/responses", c.body)
 			wantError(t, status, obj, 400, "validation_error", c.param)
 		})
 	}
 
 	t.Run("body over 2 MB", func(t *testing.T) {
 		big := `{"input":"` + strings.Repeat("a", 2<<20) + `"}`
-		status, obj := e.call("POST", "/v1/responses", big)
+		status, obj := e.Call("POST", "/v1/responses", big)
 		wantError(t, status, obj, 413, "payload_too_large", "")
 	})
 
@@ -276,7 +276,7 @@ func TestRequestValidation(t *testing.T) {
 			meta16[fmt.Sprint("k", i)] = i
 		}
 		for _, effort := range efforts {
-			status, obj := e.call("POST", "/v1/responses", map[string]any{
+			status, obj := e.Call("POST", "/v1/responses", map[string]any{
 				"input": "x", "reasoning_effort": effort, "instance_id": map[string]any{"any": true},
 				"future_field": 1, "metadata": meta16, "files": []string{"~/notes.txt"}, "mode": "chat",
 			})
@@ -292,17 +292,17 @@ func TestRequestValidation(t *testing.T) {
 
 func TestSessionIDs(t *testing.T) {
 	e := newEnv(t, testConfig(t))
-	_, first := e.call("POST", "/v1/responses", map[string]any{"input": "one"})
+	_, first := e.Call("POST", "/v1/responses", map[string]any{"input": "one"})
 	sid := first["session_id"].(string)
 	if !hex32.MatchString(sid) || !hex32.MatchString(first["id"].(string)) || sid == first["id"] {
 		t.Fatalf("ids %v %v", sid, first["id"])
 	}
-	_, second := e.call("POST", "/v1/responses", map[string]any{"input": "two", "session_id": sid})
+	_, second := e.Call("POST", "/v1/responses", map[string]any{"input": "two", "session_id": sid})
 	if second["session_id"] != sid || e.h.lastTurn().NewSession {
 		t.Fatalf("continued turn %v / %+v", second, e.h.lastTurn())
 	}
 	// An unseen id starts a thread under that id.
-	_, third := e.call("POST", "/v1/responses", map[string]any{"input": "three", "session_id": "my-thread_1"})
+	_, third := e.Call("POST", "/v1/responses", map[string]any{"input": "three", "session_id": "my-thread_1"})
 	if third["session_id"] != "my-thread_1" {
 		t.Fatalf("unseen id: %v", third)
 	}
@@ -313,7 +313,7 @@ func TestHarnessMintedSessionID(t *testing.T) {
 	e.h.setRun(func(ctx context.Context, turn harness.Turn, emit func(harness.Event) error) (harness.Result, error) {
 		return harness.Result{OutputText: "ok", SessionID: "minted-by-harness"}, nil
 	})
-	_, obj := e.call("POST", "/v1/responses", map[string]any{"input": "x"})
+	_, obj := e.Call("POST", "/v1/responses", map[string]any{"input": "x"})
 	if obj["session_id"] != "minted-by-harness" {
 		t.Fatalf("session_id %v", obj["session_id"])
 	}
@@ -330,10 +330,10 @@ func (h issuingHarness) Issued(ctx context.Context, id string) (bool, error) {
 
 func TestSessionIssuer(t *testing.T) {
 	e := newEnv(t, testConfig(t), issuingHarness{newScriptHarness(harness.CodingB)})
-	status, body := e.call("POST", "/v1/responses", map[string]any{"input": "x", "agent": "coding-b", "session_id": "made-up"})
+	status, body := e.Call("POST", "/v1/responses", map[string]any{"input": "x", "agent": "coding-b", "session_id": "made-up"})
 	wantError(t, status, body, 400, "validation_error", "session_id")
 	for _, sid := range []string{"issued-1", ""} {
-		if _, obj := e.call("POST", "/v1/responses", map[string]any{"input": "x", "agent": "coding-b", "session_id": sid}); obj["status"] != "completed" {
+		if _, obj := e.Call("POST", "/v1/responses", map[string]any{"input": "x", "agent": "coding-b", "session_id": sid}); obj["status"] != "completed" {
 			t.Fatalf("session %q: %v", sid, obj)
 		}
 	}
@@ -344,15 +344,15 @@ func TestStopCommandSettlesCancelled(t *testing.T) {
 	e.h.setRun(func(ctx context.Context, turn harness.Turn, emit func(harness.Event) error) (harness.Result, error) {
 		return harness.Result{Usage: &harness.Usage{InputTokens: 1}}, harness.ErrStopped
 	})
-	_, sse := e.stream(map[string]any{"input": "stop"})
-	evs := sse.all(t)
+	_, sse := e.Stream(map[string]any{"input": "stop"})
+	evs := sse.All()
 	if d := cmp.Diff([]string{"response.created", "response.completed"}, names(evs)); d != "" {
 		t.Fatal(d)
 	}
 	if d := cmp.Diff(map[string]any{"output_text": "", "usage": nil, "context": nil}, evs[1].Data); d != "" {
 		t.Fatalf("completed payload: %s", d)
 	}
-	_, obj := e.call("POST", "/v1/responses/"+evs[0].Data["id"].(string)+"/cancel", nil)
+	_, obj := e.Call("POST", "/v1/responses/"+evs[0].Data["id"].(string)+"/cancel", nil)
 	if obj["status"] != "cancelled" || obj["usage"] != nil {
 		t.Fatalf("record %v", obj)
 	}

@@ -16,12 +16,12 @@ import (
 
 func TestSessions(t *testing.T) {
 	e := newEnv(t, testConfig(t))
-	_, first := e.call("POST", "/v1/responses", map[string]any{"input": "first question"})
+	_, first := e.Call("POST", "/v1/responses", map[string]any{"input": "first question"})
 	sid := first["session_id"].(string)
-	_, other := e.call("POST", "/v1/responses", map[string]any{"input": "another"})
+	_, other := e.Call("POST", "/v1/responses", map[string]any{"input": "another"})
 	otherID := other["session_id"].(string)
 
-	status, list := e.call("GET", "/v1/sessions", nil)
+	status, list := e.Call("GET", "/v1/sessions", nil)
 	if status != 200 || list["agent"] != "general-a" {
 		t.Fatalf("list %d %v", status, list)
 	}
@@ -34,7 +34,7 @@ func TestSessions(t *testing.T) {
 		t.Fatalf("row %v", row)
 	}
 
-	_, read := e.call("GET", "/v1/sessions/"+sid, nil)
+	_, read := e.Call("GET", "/v1/sessions/"+sid, nil)
 	want := map[string]any{
 		"id": sid, "agent": "general-a", "active_response_id": nil,
 		"context": map[string]any{"used_tokens": 15.0, "window_tokens": 64000.0},
@@ -47,22 +47,22 @@ func TestSessions(t *testing.T) {
 		t.Fatalf("session read (-want +got):\n%s", d)
 	}
 	// Unknown ids read as an empty history, not 404.
-	_, unknown := e.call("GET", "/v1/sessions/0123456789abcdef0123456789abcdef", nil)
+	_, unknown := e.Call("GET", "/v1/sessions/0123456789abcdef0123456789abcdef", nil)
 	if d := cmp.Diff(map[string]any{"id": "0123456789abcdef0123456789abcdef", "agent": "general-a", "active_response_id": nil, "history": []any{}, "context": nil}, unknown); d != "" {
 		t.Fatal(d)
 	}
 
-	status, renamed := e.call("PATCH", "/v1/sessions/"+sid, map[string]any{"title": "  Plans  ", "extra": 1})
+	status, renamed := e.Call("PATCH", "/v1/sessions/"+sid, map[string]any{"title": "  Plans  ", "extra": 1})
 	if status != 200 || cmp.Diff(map[string]any{"id": sid, "agent": "general-a", "renamed": true}, renamed) != "" {
 		t.Fatalf("rename %d %v", status, renamed)
 	}
-	_, list = e.call("GET", "/v1/sessions", nil)
+	_, list = e.Call("GET", "/v1/sessions", nil)
 	if title := list["data"].([]any)[1].(map[string]any)["title"]; title != "Plans" {
 		t.Fatalf("title %v", title)
 	}
-	status, body := e.call("PATCH", "/v1/sessions/"+otherID, map[string]any{"title": "Plans"})
+	status, body := e.Call("PATCH", "/v1/sessions/"+otherID, map[string]any{"title": "Plans"})
 	wantError(t, status, body, 409, "title_conflict", "")
-	_, renamed = e.call("PATCH", "/v1/sessions/nosuchsession", map[string]any{"title": "x"})
+	_, renamed = e.Call("PATCH", "/v1/sessions/nosuchsession", map[string]any{"title": "x"})
 	if renamed["renamed"] != false {
 		t.Fatalf("rename of unknown %v", renamed)
 	}
@@ -70,34 +70,34 @@ func TestSessions(t *testing.T) {
 		body  string
 		param string
 	}{{`{}`, "title"}, {`{"title":""}`, "title"}, {`{"title":"   "}`, "title"}, {`{"title":5}`, "title"}, {`{"title"`, ""}, {`null`, ""}} {
-		status, body := e.call("PATCH", "/v1/sessions/"+sid, bad.body)
+		status, body := e.Call("PATCH", "/v1/sessions/"+sid, bad.body)
 		wantError(t, status, body, 400, "validation_error", bad.param)
 	}
-	status, body = e.call("PATCH", "/v1/sessions/"+sid, `{"title":"`+strings.Repeat("a", 64<<10)+`"}`)
+	status, body = e.Call("PATCH", "/v1/sessions/"+sid, `{"title":"`+strings.Repeat("a", 64<<10)+`"}`)
 	wantError(t, status, body, 413, "payload_too_large", "")
 
 	// Harness codes pass through with their statuses.
 	e.h.mu.Lock()
 	e.h.renameErr = harness.Errorf("rename_unsupported", "this harness has no editable titles")
 	e.h.mu.Unlock()
-	status, body = e.call("PATCH", "/v1/sessions/"+sid, map[string]any{"title": "x"})
+	status, body = e.Call("PATCH", "/v1/sessions/"+sid, map[string]any{"title": "x"})
 	wantError(t, status, body, 405, "rename_unsupported", "")
 	e.h.mu.Lock()
 	e.h.renameErr = &harness.Error{Code: "validation_error", Message: "title too long", Param: "title"}
 	e.h.mu.Unlock()
-	status, body = e.call("PATCH", "/v1/sessions/"+sid, map[string]any{"title": "x"})
+	status, body = e.Call("PATCH", "/v1/sessions/"+sid, map[string]any{"title": "x"})
 	wantError(t, status, body, 400, "validation_error", "title")
 
-	status, del := e.call("DELETE", "/v1/sessions/"+sid, nil)
+	status, del := e.Call("DELETE", "/v1/sessions/"+sid, nil)
 	if status != 200 || cmp.Diff(map[string]any{"id": sid, "deleted": true}, del) != "" {
 		t.Fatalf("delete %d %v", status, del)
 	}
-	_, del = e.call("DELETE", "/v1/sessions/"+sid, nil)
+	_, del = e.Call("DELETE", "/v1/sessions/"+sid, nil)
 	if del["deleted"] != false {
 		t.Fatalf("second delete %v", del)
 	}
 	// Delete forgets the context.
-	if _, read := e.call("GET", "/v1/sessions/"+sid, nil); read["context"] != nil {
+	if _, read := e.Call("GET", "/v1/sessions/"+sid, nil); read["context"] != nil {
 		t.Fatalf("context after delete %v", read["context"])
 	}
 }
@@ -105,14 +105,14 @@ func TestSessions(t *testing.T) {
 func TestSessionAgentParam(t *testing.T) {
 	b := newScriptHarness(harness.GeneralB)
 	e := newEnv(t, testConfig(t), b)
-	e.call("POST", "/v1/responses", map[string]any{"input": "x", "agent": "general-b", "session_id": "bsess"})
+	e.Call("POST", "/v1/responses", map[string]any{"input": "x", "agent": "general-b", "session_id": "bsess"})
 
-	_, list := e.call("GET", "/v1/sessions?agent=general-b", nil)
+	_, list := e.Call("GET", "/v1/sessions?agent=general-b", nil)
 	if list["agent"] != "general-b" || len(list["data"].([]any)) != 1 {
 		t.Fatalf("general-b list %v", list)
 	}
 	// Empty means the default; a harness with no sessions lists [].
-	_, list = e.call("GET", "/v1/sessions?agent=", nil)
+	_, list = e.Call("GET", "/v1/sessions?agent=", nil)
 	if list["agent"] != "general-a" || list["data"] == nil || len(list["data"].([]any)) != 0 {
 		t.Fatalf("default list %v", list)
 	}
@@ -121,13 +121,13 @@ func TestSessionAgentParam(t *testing.T) {
 			if path == "/v1/sessions" && m != "GET" {
 				continue
 			}
-			status, body := e.call(m, path+"?agent=nobody", map[string]any{"title": "t"})
+			status, body := e.Call(m, path+"?agent=nobody", map[string]any{"title": "t"})
 			wantError(t, status, body, 400, "validation_error", "agent")
-			status, body = e.call(m, path+"?agent=coding-d", map[string]any{"title": "t"})
+			status, body = e.Call(m, path+"?agent=coding-d", map[string]any{"title": "t"})
 			wantError(t, status, body, 503, "agent_unavailable", "")
 		}
 	}
-	status, body := e.call("GET", "/v1/sessions/bad%2Fid", nil)
+	status, body := e.Call("GET", "/v1/sessions/bad%2Fid", nil)
 	wantError(t, status, body, 400, "validation_error", "id")
 }
 
@@ -166,7 +166,7 @@ func TestContextMemory(t *testing.T) {
 			if c.model != "" {
 				body["model"] = c.model
 			}
-			_, obj := e.call("POST", "/v1/responses", body)
+			_, obj := e.Call("POST", "/v1/responses", body)
 			if d := cmp.Diff(c.want, obj["context"]); d != "" {
 				t.Fatalf("context (-want +got):\n%s", d)
 			}
@@ -175,7 +175,7 @@ func TestContextMemory(t *testing.T) {
 	// Only the last two sessions that reported a context are remembered
 	// (cases 0, 1, 2 and 7 reported one).
 	for i, want := range map[int]bool{0: false, 1: false, 2: true, 7: true} {
-		_, read := e.call("GET", fmt.Sprint("/v1/sessions/ctx", i), nil)
+		_, read := e.Call("GET", fmt.Sprint("/v1/sessions/ctx", i), nil)
 		if (read["context"] != nil) != want {
 			t.Fatalf("session ctx%d context %v, want remembered=%v", i, read["context"], want)
 		}
@@ -196,20 +196,20 @@ func TestHealthVersionModels(t *testing.T) {
 		{"?agent=coding-a", map[string]any{"ok": true, "agent": "coding-a", "healthy": false}},
 	}
 	for _, c := range cases {
-		status, body := e.call("GET", "/v1/health"+c.query, nil)
+		status, body := e.Call("GET", "/v1/health"+c.query, nil)
 		if status != 200 || cmp.Diff(c.want, body) != "" {
 			t.Fatalf("health%s: %d %s", c.query, status, cmp.Diff(c.want, body))
 		}
 	}
-	status, body := e.call("GET", "/v1/health?agent=x", nil)
+	status, body := e.Call("GET", "/v1/health?agent=x", nil)
 	wantError(t, status, body, 400, "validation_error", "agent")
 
-	_, v := e.call("GET", "/v1/version", nil)
+	_, v := e.Call("GET", "/v1/version", nil)
 	if v["name"] != "svc-gateway" || !semverAtLeast(t, v["version"].(string), 0, 15, 1) {
 		t.Fatalf("version %v", v)
 	}
 
-	_, models := e.call("GET", "/v1/models", nil)
+	_, models := e.Call("GET", "/v1/models", nil)
 	want := map[string]any{"agent": "general-a", "data": []any{
 		map[string]any{"id": "m1", "context_window": 64000.0, "default": true},
 		map[string]any{"id": "m2"},
@@ -217,10 +217,10 @@ func TestHealthVersionModels(t *testing.T) {
 	if d := cmp.Diff(want, models); d != "" {
 		t.Fatal(d)
 	}
-	status, body = e.call("GET", "/v1/models?agent=coding-b", nil)
+	status, body = e.Call("GET", "/v1/models?agent=coding-b", nil)
 	wantError(t, status, body, 503, "agent_unavailable", "")
 
-	status, body = e.call("GET", "/v1/nothing", nil)
+	status, body = e.Call("GET", "/v1/nothing", nil)
 	wantError(t, status, body, 404, "not_found", "")
 }
 
@@ -251,12 +251,12 @@ func TestTokenAuth(t *testing.T) {
 		if token != "" {
 			hdr = []string{TokenHeader, token}
 		}
-		status, body := e.call("GET", "/v1/version", nil, hdr...)
+		status, body := e.Call("GET", "/v1/version", nil, hdr...)
 		if status != 401 || cmp.Diff(map[string]any{"error": "unauthorized"}, body) != "" {
 			t.Fatalf("token %q: %d %v", token, status, body)
 		}
 	}
-	if status, _ := e.call("GET", "/v1/version", nil, TokenHeader, "s3cret"); status != 200 {
+	if status, _ := e.Call("GET", "/v1/version", nil, TokenHeader, "s3cret"); status != 200 {
 		t.Fatalf("right token: %d", status)
 	}
 }

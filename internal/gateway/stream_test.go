@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/svc-dev/svc/internal/gateway/gatewaytest"
 	"github.com/svc-dev/svc/internal/harness"
 )
 
@@ -30,31 +31,31 @@ func TestSessionBusy(t *testing.T) {
 	e := newEnv(t, testConfig(t))
 	release := make(chan struct{})
 	e.h.setRun(holdRun(release))
-	_, sse := e.stream(map[string]any{"input": "x", "session_id": "s1"})
-	created, _ := sse.next(t)
+	_, sse := e.Stream(map[string]any{"input": "x", "session_id": "s1"})
+	created, _ := sse.Next()
 	id := created.Data["id"].(string)
 
-	status, obj := e.call("POST", "/v1/responses", map[string]any{"input": "again", "session_id": "s1"})
+	status, obj := e.Call("POST", "/v1/responses", map[string]any{"input": "again", "session_id": "s1"})
 	wantError(t, status, obj, 409, "session_busy", "")
 	if obj["error"].(map[string]any)["response_id"] != id {
 		t.Fatalf("session_busy response_id %v, want %s", obj["error"], id)
 	}
-	_, read := e.call("GET", "/v1/sessions/s1", nil)
+	_, read := e.Call("GET", "/v1/sessions/s1", nil)
 	if read["active_response_id"] != id {
 		t.Fatalf("active_response_id %v", read["active_response_id"])
 	}
 	// Another session, and the same id on another harness, run freely.
 	e.h.setRun(echo)
-	if _, obj := e.call("POST", "/v1/responses", map[string]any{"input": "y", "session_id": "s2"}); obj["status"] != "completed" {
+	if _, obj := e.Call("POST", "/v1/responses", map[string]any{"input": "y", "session_id": "s2"}); obj["status"] != "completed" {
 		t.Fatalf("other session: %v", obj)
 	}
-	if _, obj := e.call("POST", "/v1/responses", map[string]any{"input": "y", "session_id": "s1", "agent": "general-b"}); obj["status"] != "failed" {
+	if _, obj := e.Call("POST", "/v1/responses", map[string]any{"input": "y", "session_id": "s1", "agent": "general-b"}); obj["status"] != "failed" {
 		t.Fatalf("other harness: %v", obj)
 	}
 
 	close(release)
 	for {
-		ev, ok := sse.next(t)
+		ev, ok := sse.Next()
 		if !ok {
 			t.Fatal("stream ended without a terminal event")
 		}
@@ -63,11 +64,11 @@ func TestSessionBusy(t *testing.T) {
 		}
 	}
 	// Right after the terminal event the session takes the next turn.
-	_, read = e.call("GET", "/v1/sessions/s1", nil)
+	_, read = e.Call("GET", "/v1/sessions/s1", nil)
 	if read["active_response_id"] != nil {
 		t.Fatalf("active_response_id after the turn: %v", read["active_response_id"])
 	}
-	if _, obj := e.call("POST", "/v1/responses", map[string]any{"input": "next", "session_id": "s1"}); obj["status"] != "completed" {
+	if _, obj := e.Call("POST", "/v1/responses", map[string]any{"input": "next", "session_id": "s1"}); obj["status"] != "completed" {
 		t.Fatalf("next turn: %v", obj)
 	}
 }
@@ -84,19 +85,19 @@ func TestCancelMidTurn(t *testing.T) {
 		<-unwind // hold the unwinding so the ack is observed first
 		return harness.Result{Usage: &harness.Usage{InputTokens: 4, OutputTokens: 1, Model: "m1"}}, fmt.Errorf("tool interrupted: %w", ctx.Err())
 	})
-	_, sse := e.stream(map[string]any{"input": "long job"})
-	created, _ := sse.next(t)
+	_, sse := e.Stream(map[string]any{"input": "long job"})
+	created, _ := sse.Next()
 	id := created.Data["id"].(string)
-	sse.next(t) // tool_call.started
-	sse.next(t) // the delta: the turn is running
+	sse.Next() // tool_call.started
+	sse.Next() // the delta: the turn is running
 
-	status, ack := e.call("POST", "/v1/responses/"+id+"/cancel", nil)
+	status, ack := e.Call("POST", "/v1/responses/"+id+"/cancel", nil)
 	if status != 200 || ack["status"] != "in_progress" || ack["output_text"] != "so far" {
 		t.Fatalf("cancel ack %d %v", status, ack)
 	}
 	<-sawCancel
 	close(unwind)
-	rest := sse.all(t)
+	rest := sse.All()
 	if d := cmp.Diff([]string{"response.completed"}, names(rest)); d != "" {
 		t.Fatalf("after cancel: %s", d)
 	}
@@ -105,25 +106,25 @@ func TestCancelMidTurn(t *testing.T) {
 		t.Fatalf("completed payload %v", done)
 	}
 	// Cancel of a settled response is a no-op returning it.
-	_, obj := e.call("POST", "/v1/responses/"+id+"/cancel", nil)
+	_, obj := e.Call("POST", "/v1/responses/"+id+"/cancel", nil)
 	if obj["status"] != "cancelled" || obj["output_text"] != "so far" || obj["context"] != nil || obj["error"] != nil {
 		t.Fatalf("settled record %v", obj)
 	}
-	_, again := e.call("POST", "/v1/responses/"+id+"/cancel", nil)
+	_, again := e.Call("POST", "/v1/responses/"+id+"/cancel", nil)
 	if d := cmp.Diff(obj, again); d != "" {
 		t.Fatalf("second cancel changed the record: %s", d)
 	}
 	// The session is free again.
-	if _, read := e.call("GET", "/v1/sessions/"+created.Data["session_id"].(string), nil); read["active_response_id"] != nil {
+	if _, read := e.Call("GET", "/v1/sessions/"+created.Data["session_id"].(string), nil); read["active_response_id"] != nil {
 		t.Fatalf("still active: %v", read)
 	}
 }
 
 func TestCancelUnknownResponse(t *testing.T) {
 	e := newEnv(t, testConfig(t))
-	status, obj := e.call("POST", "/v1/responses/0123456789abcdef0123456789abcdef/cancel", nil)
+	status, obj := e.Call("POST", "/v1/responses/0123456789abcdef0123456789abcdef/cancel", nil)
 	wantError(t, status, obj, 404, "response_not_found", "")
-	status, obj = e.call("GET", "/v1/responses/0123456789abcdef0123456789abcdef/stream", nil)
+	status, obj = e.Call("GET", "/v1/responses/0123456789abcdef0123456789abcdef/stream", nil)
 	wantError(t, status, obj, 404, "response_not_found", "")
 }
 
@@ -131,15 +132,15 @@ func TestDroppedClientDoesNotStopTheTurn(t *testing.T) {
 	e := newEnv(t, testConfig(t))
 	release := make(chan struct{})
 	e.h.setRun(holdRun(release))
-	resp, sse := e.stream(map[string]any{"input": "x"})
-	created, _ := sse.next(t)
-	first, _ := sse.next(t)
+	resp, sse := e.Stream(map[string]any{"input": "x"})
+	created, _ := sse.Next()
+	first, _ := sse.Next()
 	resp.Body.Close()
 	close(release)
 
 	// The replay has what the first client saw, with the same ids, and the
 	// rest of the run through the terminal event.
-	evs := e.replay(created.Data["id"].(string))
+	evs := e.Replay(created.Data["id"].(string))
 	if d := cmp.Diff([]sseEvent{created, first}, evs[:2]); d != "" {
 		t.Fatalf("replay prefix: %s", d)
 	}
@@ -155,20 +156,20 @@ func TestReplayAttachesLive(t *testing.T) {
 	e := newEnv(t, testConfig(t))
 	release := make(chan struct{})
 	e.h.setRun(holdRun(release))
-	_, sse := e.stream(map[string]any{"input": "x"})
-	created, _ := sse.next(t)
+	_, sse := e.Stream(map[string]any{"input": "x"})
+	created, _ := sse.Next()
 	id := created.Data["id"].(string)
-	sse.next(t)
+	sse.Next()
 
-	resp := e.request("GET", "/v1/responses/"+id+"/stream", nil)
-	live := newSSEReader(resp.Body)
-	a, _ := live.next(t)
-	b, _ := live.next(t)
+	resp := e.Do("GET", "/v1/responses/"+id+"/stream", nil)
+	live := gatewaytest.NewStream(t, resp.Body)
+	a, _ := live.Next()
+	b, _ := live.Next()
 	if a.Name != "response.created" || b.Name != "response.output_text.delta" || b.ID != "2" {
 		t.Fatalf("replayed %v %v", a, b)
 	}
 	close(release)
-	rest := live.all(t)
+	rest := live.All()
 	if d := cmp.Diff([]string{"response.output_text.delta", "response.completed"}, names(rest)); d != "" {
 		t.Fatalf("live part: %s", d)
 	}
@@ -176,17 +177,17 @@ func TestReplayAttachesLive(t *testing.T) {
 
 func TestLastEventIDResumes(t *testing.T) {
 	e := newEnv(t, testConfig(t))
-	_, sse := e.stream(map[string]any{"input": "hello"})
-	all := sse.all(t)
+	_, sse := e.Stream(map[string]any{"input": "hello"})
+	all := sse.All()
 	id := all[0].Data["id"].(string)
 	for k := 0; k <= len(all); k++ {
-		got := e.replay(id, "Last-Event-ID", strconv.Itoa(k))
+		got := e.Replay(id, "Last-Event-ID", strconv.Itoa(k))
 		if d := cmp.Diff(all[k:], got, cmpEmpty); d != "" {
 			t.Fatalf("Last-Event-ID %d (-want +got):\n%s", k, d)
 		}
 	}
 	// An unparsable id replays everything.
-	if d := cmp.Diff(all, e.replay(id, "Last-Event-ID", "nope")); d != "" {
+	if d := cmp.Diff(all, e.Replay(id, "Last-Event-ID", "nope")); d != "" {
 		t.Fatal(d)
 	}
 }
@@ -197,14 +198,14 @@ func TestSynthesizedReplayAfterBufferExpiry(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.BufferTTL = 20 * time.Millisecond
 	e := newEnv(t, cfg)
-	_, sse := e.stream(map[string]any{"input": "hello"})
-	live := sse.all(t)
+	_, sse := e.Stream(map[string]any{"input": "hello"})
+	live := sse.All()
 	id := live[0].Data["id"].(string)
 	terminal := live[len(live)-1]
 
 	var got []sseEvent
 	eventually(t, "the synthesized replay", func() bool {
-		got = e.replay(id)
+		got = e.Replay(id)
 		return len(got) == 3
 	})
 	want := []sseEvent{
@@ -216,10 +217,10 @@ func TestSynthesizedReplayAfterBufferExpiry(t *testing.T) {
 		t.Fatalf("synthesized replay (-want +got):\n%s", d)
 	}
 	// Resuming after created skips it; after the terminal event, nothing.
-	if d := cmp.Diff(want[1:], e.replay(id, "Last-Event-ID", "1")); d != "" {
+	if d := cmp.Diff(want[1:], e.Replay(id, "Last-Event-ID", "1")); d != "" {
 		t.Fatal(d)
 	}
-	if got := e.replay(id, "Last-Event-ID", terminal.ID); len(got) != 0 {
+	if got := e.Replay(id, "Last-Event-ID", terminal.ID); len(got) != 0 {
 		t.Fatalf("after the terminal id: %v", got)
 	}
 
@@ -228,10 +229,10 @@ func TestSynthesizedReplayAfterBufferExpiry(t *testing.T) {
 		emit(harness.Event{Name: harness.ToolCallStarted, Data: map[string]any{"tool": "t"}})
 		return harness.Result{}, harness.Errorf("auth_error", "connect an account")
 	})
-	_, sse = e.stream(map[string]any{"input": "x"})
-	failed := sse.all(t)
+	_, sse = e.Stream(map[string]any{"input": "x"})
+	failed := sse.All()
 	eventually(t, "the synthesized failed replay", func() bool {
-		got = e.replay(failed[0].Data["id"].(string))
+		got = e.Replay(failed[0].Data["id"].(string))
 		return len(got) == 2
 	})
 	if d := cmp.Diff([]sseEvent{failed[0], failed[len(failed)-1]}, got); d != "" {
@@ -243,13 +244,13 @@ func TestRecordExpiry(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.RecordTTL = 20 * time.Millisecond
 	e := newEnv(t, cfg)
-	_, obj := e.call("POST", "/v1/responses", map[string]any{"input": "x"})
+	_, obj := e.Call("POST", "/v1/responses", map[string]any{"input": "x"})
 	id := obj["id"].(string)
 	eventually(t, "the record to expire", func() bool {
-		status, _ := e.call("POST", "/v1/responses/"+id+"/cancel", nil)
+		status, _ := e.Call("POST", "/v1/responses/"+id+"/cancel", nil)
 		return status == 404
 	})
-	status, body := e.call("GET", "/v1/responses/"+id+"/stream", nil)
+	status, body := e.Call("GET", "/v1/responses/"+id+"/stream", nil)
 	wantError(t, status, body, 404, "response_not_found", "")
 }
 
@@ -259,14 +260,14 @@ func TestRecordCap(t *testing.T) {
 	e := newEnv(t, cfg)
 	var ids []string
 	for i := range 4 {
-		_, obj := e.call("POST", "/v1/responses", map[string]any{"input": fmt.Sprint(i)})
+		_, obj := e.Call("POST", "/v1/responses", map[string]any{"input": fmt.Sprint(i)})
 		ids = append(ids, obj["id"].(string))
 	}
-	if status, _ := e.call("POST", "/v1/responses/"+ids[0]+"/cancel", nil); status != 404 {
+	if status, _ := e.Call("POST", "/v1/responses/"+ids[0]+"/cancel", nil); status != 404 {
 		t.Fatalf("oldest record still there: %d", status)
 	}
 	for _, id := range ids[1:] {
-		if status, _ := e.call("POST", "/v1/responses/"+id+"/cancel", nil); status != 200 {
+		if status, _ := e.Call("POST", "/v1/responses/"+id+"/cancel", nil); status != 200 {
 			t.Fatalf("record %s dropped: %d", id, status)
 		}
 	}
@@ -277,12 +278,12 @@ func TestRecordCap(t *testing.T) {
 	e.h.setRun(holdRun(release))
 	var running []string
 	for i := range 4 {
-		_, sse := e.stream(map[string]any{"input": "x", "session_id": fmt.Sprint("run", i)})
-		ev, _ := sse.next(t)
+		_, sse := e.Stream(map[string]any{"input": "x", "session_id": fmt.Sprint("run", i)})
+		ev, _ := sse.Next()
 		running = append(running, ev.Data["id"].(string))
 	}
 	for _, id := range running {
-		resp := e.request("GET", "/v1/responses/"+id+"/stream", nil, "Last-Event-ID", "1")
+		resp := e.Do("GET", "/v1/responses/"+id+"/stream", nil, "Last-Event-ID", "1")
 		if resp.StatusCode != 200 {
 			t.Fatalf("running record %s dropped", id)
 		}
@@ -306,30 +307,30 @@ func TestBufferCap(t *testing.T) {
 		}
 		return harness.Result{}, nil
 	})
-	_, sse := e.stream(map[string]any{"input": "x"})
-	created, _ := sse.next(t)
+	_, sse := e.Stream(map[string]any{"input": "x"})
+	created, _ := sse.Next()
 	for i := range deltas {
 		step <- struct{}{}
-		ev, ok := sse.next(t)
+		ev, ok := sse.Next()
 		if !ok || ev.ID != strconv.Itoa(i+2) {
 			t.Fatalf("live event %d: %v %v", i, ev, ok)
 		}
 	}
-	last, _ := sse.next(t)
+	last, _ := sse.Next()
 	if last.Name != "response.completed" || last.ID != strconv.Itoa(deltas+2) {
 		t.Fatalf("live terminal %v", last)
 	}
 	id := created.Data["id"].(string)
-	replayed := e.replay(id)
+	replayed := e.Replay(id)
 	if len(replayed) != 10 || replayed[9].ID != "10" {
 		t.Fatalf("replay has %d events, last %v", len(replayed), replayed[len(replayed)-1])
 	}
 	// Resuming inside the tail still works; before it, the stream ends.
-	tail := e.replay(id, "Last-Event-ID", strconv.Itoa(deltas))
+	tail := e.Replay(id, "Last-Event-ID", strconv.Itoa(deltas))
 	if d := cmp.Diff([]string{"response.output_text.delta", "response.completed"}, names(tail)); d != "" {
 		t.Fatal(d)
 	}
-	if got := e.replay(id, "Last-Event-ID", "12"); len(got) != 0 {
+	if got := e.Replay(id, "Last-Event-ID", "12"); len(got) != 0 {
 		t.Fatalf("resume behind the tail got %d events", len(got))
 	}
 }
@@ -350,20 +351,20 @@ func TestKeepAliveWhetherOrNotEventsFlow(t *testing.T) {
 			}
 		}
 	})
-	_, sse := e.stream(map[string]any{"input": "x"})
-	sse.next(t) // created
+	_, sse := e.Stream(map[string]any{"input": "x"})
+	sse.Next() // created
 	// No events: keepalives arrive on their own. Reading an event blocks
 	// until then, so count comments after the first emitted event.
 	close(quiet)
-	sse.next(t)
+	sse.Next()
 	before := sse.Comments
 	for sse.Comments < before+2 {
-		if _, ok := sse.next(t); !ok {
+		if _, ok := sse.Next(); !ok {
 			t.Fatal("stream ended")
 		}
 	}
 	close(stop)
-	evs := sse.all(t)
+	evs := sse.All()
 	if evs[len(evs)-1].Name != "response.completed" {
 		t.Fatalf("last event %v", evs[len(evs)-1])
 	}
@@ -373,9 +374,9 @@ func TestKeepAliveOnAQuietStream(t *testing.T) {
 	e := newEnv(t, testConfig(t))
 	release := make(chan struct{})
 	e.h.setRun(holdRun(release))
-	resp, sse := e.stream(map[string]any{"input": "x"})
-	sse.next(t)
-	sse.next(t)
+	resp, sse := e.Stream(map[string]any{"input": "x"})
+	sse.Next()
+	sse.Next()
 	// Nothing is emitted while held: only comments arrive.
 	for n := 0; n < 2; n++ {
 		ev, err := sse.NextFrame()
