@@ -22,7 +22,9 @@ type suite struct {
 
 // suites lists every suite in the order they run; each lives in its own
 // file (gateway.go, api.go, ...).
-var suites = []suite{}
+var suites = []suite{
+	{"gateway", benchGateway},
+}
 
 func main() {
 	out := flag.String("out", "bench/RESULTS.md", "results file to write")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 )
 
@@ -78,7 +79,12 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request) error {
 		return fileError(err, path)
 	}
 	body := &readTracker{r: r.Body}
-	if _, err := io.Copy(tmp, body); err != nil {
+	buf := copyBuffers.Get().(*[]byte)
+	// The struct hides tmp's ReadFrom, whose generic path would copy in
+	// 32 KB steps; larger steps roughly double upload throughput.
+	_, err = io.CopyBuffer(struct{ io.Writer }{tmp}, body, *buf)
+	copyBuffers.Put(buf)
+	if err != nil {
 		if body.err != nil {
 			return invalid("body", "upload interrupted: %v", body.err)
 		}
@@ -136,6 +142,8 @@ func modified(path string, fi fs.FileInfo) *Error {
 		Message: "the file changed: modified is " + strconv.FormatInt(fi.ModTime().UnixMilli(), 10),
 		Hint:    "read " + path + " again, then write with its current modified"}
 }
+
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 // readTracker tells a failed upload (read error) from a failed disk
 // (write error).
