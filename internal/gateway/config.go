@@ -24,6 +24,9 @@ type Config struct {
 	BufferTTL time.Duration
 	// RecordTTL is how long a finished response record is kept.
 	RecordTTL time.Duration
+	// WriteTimeout drops a streaming or waiting client that cannot take a
+	// write for this long (stalled, not reading); the turn goes on.
+	WriteTimeout time.Duration
 	// HealthTimeout bounds a harness health probe.
 	HealthTimeout time.Duration
 
@@ -56,6 +59,7 @@ func DefaultConfig() Config {
 		KeepAlive:        30 * time.Second,
 		BufferTTL:        60 * time.Second,
 		RecordTTL:        30 * time.Minute,
+		WriteTimeout:     2 * time.Minute,
 		HealthTimeout:    5 * time.Second,
 		MaxBody:          2 << 20,
 		MaxSmallBody:     64 << 10,

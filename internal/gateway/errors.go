@@ -144,11 +144,12 @@ func (t *trackWriter) ReadFrom(r io.Reader) (int64, error) {
 	return io.Copy(t.ResponseWriter, r)
 }
 
-func (t *trackWriter) Flush() {
+func (t *trackWriter) Flush() { t.FlushError() }
+
+// FlushError lets http.ResponseController report a client that left.
+func (t *trackWriter) FlushError() error {
 	t.wrote = true
-	if f, ok := t.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
+	return http.NewResponseController(t.ResponseWriter).Flush()
 }
 
 // Unwrap lets http.ResponseController reach the connection.

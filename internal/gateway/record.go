@@ -66,7 +66,6 @@ type record struct {
 	finished   time.Time
 	changed    chan struct{} // closed on every change, then replaced
 	done       chan struct{} // closed when settled
-	cancelled  bool          // cancel was requested
 }
 
 func newRecord(id, sessionID, agent string, req turnRequest, cfg Config) *record {
@@ -165,24 +164,8 @@ func (r *record) terminalLocked() (string, []byte) {
 	return eventCompleted, data
 }
 
-// requestCancel cancels a running turn; a settled one is left as it is.
-func (r *record) requestCancel() {
-	r.mu.Lock()
-	running := r.status == statusInProgress
-	if running {
-		r.cancelled = true
-	}
-	r.mu.Unlock()
-	if running {
-		r.cancel()
-	}
-}
-
-func (r *record) wasCancelled() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.cancelled
-}
+// requestCancel cancels a running turn; on a settled one it does nothing.
+func (r *record) requestCancel() { r.cancel() }
 
 // expire drops the event buffer of a settled run.
 func (r *record) expire() {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -94,24 +95,31 @@ func (s *Server) waitJSON(w http.ResponseWriter, r *http.Request, rec *record) e
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	rc.Flush()
+	if !s.send(w, rc, nil) {
+		return nil
+	}
 	tick := time.NewTicker(s.cfg.Tick)
 	defer tick.Stop()
 	for {
 		select {
 		case <-rec.done:
-			encodeJSON(w, rec.object()) // a failed write means the client left
+			body, err := json.Marshal(rec.object())
+			if err != nil {
+				return err
+			}
+			s.send(w, rc, append(body, '\n'))
 			return nil
 		case <-tick.C:
-			if _, err := io.WriteString(w, " "); err != nil {
+			if !s.send(w, rc, space) {
 				return nil
 			}
-			rc.Flush()
 		case <-r.Context().Done():
 			return nil
 		}
 	}
 }
+
+var space = []byte(" ")
 
 // streamResponse is GET /v1/responses/{id}/stream: replay, then live. A
 // Last-Event-ID header resumes after that event.

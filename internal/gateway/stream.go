@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"encoding/json"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -21,7 +19,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rec *record, nex
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	if rc.Flush() != nil {
+	if !s.send(w, rc, nil) {
 		return nil
 	}
 	keep := time.NewTicker(s.cfg.KeepAlive)
@@ -41,10 +39,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rec *record, nex
 				break
 			}
 		}
-		if len(buf) > 0 {
-			if _, err := w.Write(buf); err != nil || rc.Flush() != nil {
-				return nil // the client left; the turn goes on
-			}
+		if len(buf) > 0 && !s.send(w, rc, buf) {
+			return nil // the client left; the turn goes on
 		}
 		if terminal || end {
 			return nil
@@ -55,13 +51,27 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, rec *record, nex
 		select {
 		case <-wait:
 		case <-keep.C:
-			if _, err := io.WriteString(w, ":keepalive\n\n"); err != nil || rc.Flush() != nil {
+			if !s.send(w, rc, keepalive) {
 				return nil
 			}
 		case <-r.Context().Done():
 			return nil
 		}
 	}
+}
+
+var keepalive = []byte(":keepalive\n\n")
+
+// send writes b (if any) and flushes, within WriteTimeout; false means the
+// client left or stalled.
+func (s *Server) send(w http.ResponseWriter, rc *http.ResponseController, b []byte) bool {
+	rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+	if len(b) > 0 {
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+	}
+	return rc.Flush() == nil
 }
 
 // appendEvent encodes one SSE frame. Payloads are compact JSON, so they
@@ -77,8 +87,4 @@ func appendEvent(b []byte, ev event) []byte {
 	b = append(b, "\ndata: "...)
 	b = append(b, ev.data...)
 	return append(b, "\n\n"...)
-}
-
-func encodeJSON(w io.Writer, v any) error {
-	return json.NewEncoder(w).Encode(v)
 }

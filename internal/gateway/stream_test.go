@@ -387,3 +387,22 @@ func TestKeepAliveOnAQuietStream(t *testing.T) {
 	close(release)
 	resp.Body.Close()
 }
+
+// TestCloseCancelsRunningTurns: shutting the gateway down stops running
+// turns as cancelled, and their streams still end with a terminal event.
+func TestCloseCancelsRunningTurns(t *testing.T) {
+	e := newEnv(t, testConfig(t))
+	e.h.setRun(holdRun(make(chan struct{})))
+	_, sse := e.Stream(map[string]any{"input": "x"})
+	created, _ := sse.Next()
+	sse.Next()
+	go e.gw.Close()
+	rest := sse.All()
+	if d := cmp.Diff([]string{"response.completed"}, names(rest)); d != "" {
+		t.Fatal(d)
+	}
+	rec, _ := e.gw.records.get(created.Data["id"].(string))
+	if obj := rec.object(); obj.Status != statusCancelled || obj.OutputText != "first " {
+		t.Fatalf("record %+v", obj)
+	}
+}

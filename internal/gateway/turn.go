@@ -43,11 +43,12 @@ func (s *Server) startTurn(req turnRequest, agent string, h harness.Harness, fil
 		turn.Provider = *req.Provider
 	}
 	rec := newRecord(randomID(), turn.SessionID, agent, req, s.cfg)
+	ctx, cancel := context.WithCancel(s.ctx)
+	rec.cancel = cancel // before the record is visible to cancel calls
 	if err := s.records.add(rec); err != nil {
+		cancel()
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(s.ctx)
-	rec.cancel = cancel
 	created, _ := json.Marshal(map[string]string{"id": rec.id, "session_id": rec.sessionID})
 	rec.mu.Lock()
 	rec.push(eventCreated, created)
@@ -58,7 +59,7 @@ func (s *Server) startTurn(req turnRequest, agent string, h harness.Harness, fil
 		defer s.turns.Done()
 		defer cancel()
 		res, err := s.runHarness(ctx, h, agent, turn, rec)
-		o := s.outcome(rec, h, turn, res, err)
+		o := s.outcome(ctx, h, turn, res, err)
 		if o.status == statusCompleted && o.context != nil {
 			sid := turn.SessionID
 			if o.sessionID != "" {
@@ -107,15 +108,16 @@ func (s *Server) runHarness(ctx context.Context, h harness.Harness, agent string
 	return h.Run(ctx, turn, emit)
 }
 
-// outcome decides how a turn settled.
-func (s *Server) outcome(rec *record, h harness.Harness, turn harness.Turn, res harness.Result, err error) outcome {
+// outcome decides how a turn settled; ctx is the turn's own.
+func (s *Server) outcome(ctx context.Context, h harness.Harness, turn harness.Turn, res harness.Result, err error) outcome {
 	o := outcome{outputText: res.OutputText, usage: res.Usage, sessionID: res.SessionID}
 	switch {
 	case errors.Is(err, harness.ErrStopped):
 		// A stop command: no run, so nothing to report.
 		return outcome{status: statusCancelled, sessionID: res.SessionID}
-	case err != nil && rec.wasCancelled():
-		// Whatever error the unwinding produced, the client asked for it.
+	case err != nil && ctx.Err() != nil:
+		// Cancelled by the client or by shutdown: whatever error the
+		// unwinding produced, the turn was stopped, not failed.
 		o.status = statusCancelled
 	case err != nil:
 		o.status = statusFailed

@@ -101,6 +101,7 @@ var cases = []struct {
 	{"limits", testLimits},
 	{"efforts and echo", testEffortsAndEcho},
 	{"sessions", testSessions},
+	{"session ids", testSessionIDs},
 	{"health and models", testHealth},
 }
 

@@ -163,6 +163,25 @@ func testSessions(t *testing.T, p Profile) {
 	gatewaytest.WantError(t, status, body, 400, "validation_error", "agent")
 }
 
+// testSessionIDs: an unseen session_id starts a thread under that id,
+// except on harnesses that mint their own ids, which reject it.
+func testSessionIDs(t *testing.T, p Profile) {
+	r := newRig(t, p)
+	const unseen = "0123456789abcdef0123456789abcdef"
+	status, obj := r.Call("POST", "/v1/responses", map[string]any{"input": "hello", "session_id": unseen})
+	if p.MintsSessionIDs {
+		gatewaytest.WantError(t, status, obj, 400, "validation_error", "session_id")
+		return
+	}
+	if status != 200 || obj["status"] != "completed" || obj["session_id"] != unseen {
+		t.Fatalf("unseen id: %d %v", status, obj)
+	}
+	_, read := r.Call("GET", "/v1/sessions/"+unseen, nil)
+	if h, _ := read["history"].([]any); len(h) == 0 {
+		t.Fatalf("no history under the unseen id: %v", read)
+	}
+}
+
 // testHealth: readiness, version and the model catalog.
 func testHealth(t *testing.T, p Profile) {
 	r := newRig(t, p)
