@@ -45,10 +45,12 @@ type Server struct {
 
 	// ctx is the parent of every turn: turns outlive the request that
 	// started them and end only on cancel or Close.
-	ctx    context.Context
-	stop   context.CancelFunc
-	turns  sync.WaitGroup
-	closed sync.Once
+	ctx     context.Context
+	stop    context.CancelFunc
+	turns   sync.WaitGroup
+	mu      sync.Mutex
+	closing bool
+	closed  sync.Once
 }
 
 // New returns a gateway serving reg's harnesses.
@@ -88,6 +90,9 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Close cancels every running turn and waits for them to settle.
 func (s *Server) Close() error {
 	s.closed.Do(func() {
+		s.mu.Lock()
+		s.closing = true
+		s.mu.Unlock()
 		s.stop()
 		s.turns.Wait()
 		s.records.close()

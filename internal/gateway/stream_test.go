@@ -405,4 +405,8 @@ func TestCloseCancelsRunningTurns(t *testing.T) {
 	if obj := rec.object(); obj.Status != statusCancelled || obj.OutputText != "first " {
 		t.Fatalf("record %+v", obj)
 	}
+	// A closed gateway refuses new turns instead of starting them.
+	e.gw.Close()
+	status, body := e.Call("POST", "/v1/responses", map[string]any{"input": "late"})
+	wantError(t, status, body, 503, "unavailable", "")
 }

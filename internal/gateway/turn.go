@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"runtime/debug"
 
 	"github.com/svc-dev/svc/internal/harness"
@@ -42,19 +43,22 @@ func (s *Server) startTurn(req turnRequest, agent string, h harness.Harness, fil
 	if req.Provider != nil {
 		turn.Provider = *req.Provider
 	}
+	if !s.admit() {
+		return nil, newError(http.StatusServiceUnavailable, "unavailable", "the gateway is shutting down")
+	}
 	rec := newRecord(randomID(), turn.SessionID, agent, req, s.cfg)
 	ctx, cancel := context.WithCancel(s.ctx)
 	rec.cancel = cancel // before the record is visible to cancel calls
 	if err := s.records.add(rec); err != nil {
 		cancel()
+		s.turns.Done()
 		return nil, err
 	}
-	created, _ := json.Marshal(map[string]string{"id": rec.id, "session_id": rec.sessionID})
+	created, _ := json.Marshal(map[string]string{"id": rec.id, "session_id": turn.SessionID})
 	rec.mu.Lock()
 	rec.push(eventCreated, created)
 	rec.mu.Unlock()
 
-	s.turns.Add(1)
 	go func() {
 		defer s.turns.Done()
 		defer cancel()
@@ -72,6 +76,18 @@ func (s *Server) startTurn(req turnRequest, agent string, h harness.Harness, fil
 		s.records.finished(rec)
 	}()
 	return rec, nil
+}
+
+// admit counts a new turn unless the gateway is closing, so Close waits
+// for every turn it did not refuse.
+func (s *Server) admit() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.turns.Add(1)
+	return true
 }
 
 // runHarness runs the turn, turning a missing harness or a panic into a
