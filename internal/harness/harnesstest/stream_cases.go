@@ -47,9 +47,14 @@ func testSessionBusy(t *testing.T, p Profile) {
 func testReplay(t *testing.T, p Profile) {
 	r := newRig(t, p)
 	hold := make(chan struct{})
-	r.model.Script(turn(modeltest.Reply{Reasoning: "thinking before the pause", Content: "after the pause", Wait: hold})...)
+	// A tool call first: every harness reports it, so the first client
+	// has seen events beyond response.created when it drops.
+	r.model.Script(turn(
+		modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: p.ShellTool, Arguments: p.ShellArgs("echo before the pause")}}},
+		modeltest.Reply{Content: "after the pause", Wait: hold},
+	)...)
 	resp, s := r.Stream(map[string]any{"input": "reconnect"})
-	seen := s.Until("response.reasoning.delta")
+	seen := s.Until("response.tool_call.completed")
 	resp.Body.Close() // the client drops; the turn goes on
 
 	live := r.Do("GET", "/v1/responses/"+seen[0].Data["id"].(string)+"/stream", nil)
