@@ -125,29 +125,33 @@ func benchSSE(ctx context.Context, s *section, work string) error {
 
 	s.line("### Streamed tokens").line("")
 	s.line("Each turn streams %d KB from the scripted model (no delay) in %d-byte deltas, one SSE event per delta. Harness: %s. "+
-		"*Direct* reads the model's stream itself; *harness* runs the harness with no gateway; *gateway* is the full path "+
+		"Best of three interleaved runs. *Direct* reads the model's stream itself; *harness* runs the harness with no gateway; *gateway* is the full path "+
 		"(model → harness → gateway → SSE client, all on loopback, sharing the machine's %d cores).", answer>>10, chunk, benchHarness, runtime.NumCPU())
 	var rows [][]string
 	for _, c := range []int{1, 10, 100} {
-		turns := max(c, 16) * 2
-		d, err := rate(ctx, c, turns, direct)
-		if err != nil {
-			return err
-		}
-		hr, err := rate(ctx, c, turns, harnessOnly)
-		if err != nil {
-			return err
-		}
-		g, err := rate(ctx, c, turns, viaGateway)
-		if err != nil {
-			return err
+		// Best of three interleaved runs of each path: these machines are
+		// noisy, and interleaving spreads the noise evenly.
+		turns := max(c, 16) * 4
+		var d, hr, g throughput
+		for range 3 {
+			for _, m := range []struct {
+				best *throughput
+				turn func(int) (int, error)
+			}{{&d, direct}, {&hr, harnessOnly}, {&g, viaGateway}} {
+				got, err := rate(ctx, c, turns, m.turn)
+				if err != nil {
+					return err
+				}
+				m.best.keepBest(got)
+			}
 		}
 		rows = append(rows, []string{fmt.Sprint(c), fmt.Sprintf("%.0f", d.perSec), fmt.Sprintf("%.0f", hr.perSec), fmt.Sprintf("%.0f", g.perSec),
 			fmt.Sprintf("%.2f", g.perSec/hr.perSec), fmt.Sprintf("%.1f µs", (g.cpuPerItem-hr.cpuPerItem)*1e6)})
 	}
 	s.table([]string{"sessions", "direct tokens/s", "harness tokens/s", "gateway events/s", "gateway / harness", "gateway CPU per token"}, rows)
 	s.line("*Gateway CPU per token* is the process CPU time per token through the gateway minus that of the harness alone: " +
-		"what the gateway adds (buffering, SSE encoding, HTTP, the client's parsing) per streamed token.")
+		"what the gateway adds (buffering, SSE encoding, HTTP, the client's parsing) per streamed token. A negative figure is below " +
+		"the run-to-run noise: at one session the path is latency-bound and goroutine wake-ups dominate both measurements.")
 	return nil
 }
 
@@ -175,6 +179,16 @@ func countEvents(r io.Reader, name string) (int, error) {
 type throughput struct {
 	perSec     float64
 	cpuPerItem float64
+}
+
+// keepBest keeps the highest rate and the lowest CPU per item seen.
+func (t *throughput) keepBest(o throughput) {
+	if t.perSec == 0 || o.perSec > t.perSec {
+		t.perSec = o.perSec
+	}
+	if t.cpuPerItem == 0 || o.cpuPerItem < t.cpuPerItem {
+		t.cpuPerItem = o.cpuPerItem
+	}
 }
 
 // rate runs turns across c workers, counting the items each returns.
