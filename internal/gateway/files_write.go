@@ -12,30 +12,42 @@ import (
 	"syscall"
 )
 
-// writeFile is PUT /v1/files/content: the raw body becomes the file. It is
-// written to a temporary file in the same directory and renamed over the
-// target, so a failed upload leaves the old file intact.
+// writeFile is PUT /v1/files/content: the raw body becomes the file.
 func (s *Server) writeFile(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	path, err := s.resolvePath("path", q.Get("path"))
 	if err != nil {
 		return err
 	}
-	overwrite := true
+	opt := putOptions{overwrite: true}
 	if v := q.Get("overwrite"); v != "" {
-		if overwrite, err = strconv.ParseBool(v); err != nil {
+		if opt.overwrite, err = strconv.ParseBool(v); err != nil {
 			return invalid("overwrite", "overwrite must be true or false")
 		}
 	}
-	var expected *int64
 	if v := r.Header.Get("X-Expected-Mtime"); v != "" {
 		ms, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			return invalid("X-Expected-Mtime", "X-Expected-Mtime must be epoch milliseconds")
 		}
-		expected = &ms
+		opt.expectedMtime = &ms
 	}
+	entry, err := putFile(path, r.Body, opt)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, entry)
+}
 
+type putOptions struct {
+	overwrite     bool
+	expectedMtime *int64 // epoch ms the existing file must have
+}
+
+// putFile writes body to path through a temporary file in the same
+// directory renamed over the target, so readers never see a partial file
+// and a failed upload leaves the old file intact.
+func putFile(path string, body io.Reader, opt putOptions) (fileEntry, error) {
 	// Write through a symlink to the file it names, as editors do; a
 	// dangling link is replaced.
 	target := path
@@ -47,23 +59,23 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request) error {
 	old, err := os.Stat(target)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fileError(err, path)
+		return fileEntry{}, fileError(err, path)
 	}
-	if err := checkWrite(old, exists, overwrite, expected, path); err != nil {
-		return err
+	if err := checkWrite(old, exists, opt, path); err != nil {
+		return fileEntry{}, err
 	}
 
 	dir := filepath.Dir(target)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fileError(err, dir)
+		return fileEntry{}, fileError(err, dir)
 	}
 	tmp, err := os.CreateTemp(dir, ".svc-upload-*")
 	if err != nil {
-		return fileError(err, dir)
+		return fileEntry{}, fileError(err, dir)
 	}
-	done := false
+	placed := false
 	defer func() {
-		if !done {
+		if !placed {
 			tmp.Close()
 			os.Remove(tmp.Name())
 		}
@@ -76,49 +88,49 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if err := tmp.Chmod(mode); err != nil {
-		return fileError(err, path)
+		return fileEntry{}, fileError(err, path)
 	}
-	body := &readTracker{r: r.Body}
+	src := &readTracker{r: body}
 	buf := copyBuffers.Get().(*[]byte)
 	// The struct hides tmp's ReadFrom, whose generic path would copy in
 	// 32 KB steps; larger steps roughly double upload throughput.
-	_, err = io.CopyBuffer(struct{ io.Writer }{tmp}, body, *buf)
+	_, err = io.CopyBuffer(struct{ io.Writer }{tmp}, src, *buf)
 	copyBuffers.Put(buf)
 	if err != nil {
-		if body.err != nil {
-			return invalid("body", "upload interrupted: %v", body.err)
+		if src.err != nil {
+			return fileEntry{}, invalid("body", "upload interrupted: %v", src.err)
 		}
-		return fileError(err, path)
+		return fileEntry{}, fileError(err, path)
 	}
 	if err := tmp.Close(); err != nil {
-		return fileError(err, path)
+		return fileEntry{}, fileError(err, path)
 	}
 
 	// Re-check what the upload raced with, then put the file in place.
-	if exists && expected != nil {
-		if now, err := os.Stat(target); err == nil && now.ModTime().UnixMilli() != *expected {
-			return modified(path, now)
+	if exists && opt.expectedMtime != nil {
+		if now, err := os.Stat(target); err == nil && now.ModTime().UnixMilli() != *opt.expectedMtime {
+			return fileEntry{}, modified(path, now)
 		}
 	}
-	if overwrite {
+	if opt.overwrite {
 		err = os.Rename(tmp.Name(), target)
 	} else if err = os.Link(tmp.Name(), target); err == nil {
 		// Link fails if the target appeared meanwhile: no clobbering.
 		os.Remove(tmp.Name())
 	}
 	if err != nil {
-		return fileError(err, path)
+		return fileEntry{}, fileError(err, path)
 	}
-	done = true
+	placed = true
 	fi, err := os.Lstat(target)
 	if err != nil {
-		return fileError(err, path)
+		return fileEntry{}, fileError(err, path)
 	}
-	return writeJSON(w, http.StatusOK, entryOf(target, fi))
+	return entryOf(target, fi), nil
 }
 
 // checkWrite applies the write preconditions to the existing file.
-func checkWrite(old fs.FileInfo, exists, overwrite bool, expected *int64, path string) error {
+func checkWrite(old fs.FileInfo, exists bool, opt putOptions, path string) error {
 	if !exists {
 		return nil
 	}
@@ -128,10 +140,10 @@ func checkWrite(old fs.FileInfo, exists, overwrite bool, expected *int64, path s
 	if !old.Mode().IsRegular() {
 		return invalid("path", "%s is not a regular file", path)
 	}
-	if !overwrite {
+	if !opt.overwrite {
 		return newError(http.StatusConflict, "file_exists", "%s exists and overwrite is false", path)
 	}
-	if expected != nil && old.ModTime().UnixMilli() != *expected {
+	if opt.expectedMtime != nil && old.ModTime().UnixMilli() != *opt.expectedMtime {
 		return modified(path, old)
 	}
 	return nil
