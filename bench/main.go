@@ -26,6 +26,7 @@ var suites = []suite{
 	{"registry", benchRegistry},
 	{"agent", benchAgent},
 	{"driver", benchDriver},
+	{"gateway", benchGateway},
 }
 
 func main() {
