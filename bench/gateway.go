@@ -24,17 +24,23 @@ import (
 
 	"github.com/svc-dev/svc/internal/gateway"
 	"github.com/svc-dev/svc/internal/harness"
+	"github.com/svc-dev/svc/internal/harness/builtin"
+	"github.com/svc-dev/svc/internal/harness/generala"
 	"github.com/svc-dev/svc/internal/harness/harnesstest"
 	"github.com/svc-dev/svc/internal/modeltest"
 	"github.com/svc-dev/svc/internal/sse"
 )
 
 // benchHarness names the harness the SSE figures run through.
-const benchHarness = "harnesstest.Reference (minimal tool loop; the built-in agents had not merged)"
+const benchHarness = "general-a (the built-in agent)"
 
-// newBenchHarness builds it; switch to the built-in general-a when it lands.
+// newBenchHarness builds it.
 func newBenchHarness(modelURL, home string) harness.Harness {
-	return harnesstest.NewReference(harness.GeneralA, modelURL, "test-model", home)
+	h, err := generala.New(builtin.Config{Home: home, ModelBaseURL: modelURL, Model: "test-model"})
+	if err != nil {
+		panic(err)
+	}
+	return h
 }
 
 func benchGateway(ctx context.Context, r *report) error {

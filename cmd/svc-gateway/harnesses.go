@@ -8,22 +8,19 @@ import (
 
 	"github.com/svc-dev/svc/internal/gateway"
 	"github.com/svc-dev/svc/internal/harness"
+	"github.com/svc-dev/svc/internal/harness/builtin"
+	"github.com/svc-dev/svc/internal/harness/generala"
+	"github.com/svc-dev/svc/internal/harness/generalb"
 )
-
-// harnessEnv is what the platform tells every harness about the instance.
-type harnessEnv struct {
-	Home         string // the agent's home directory
-	ModelBaseURL string // OpenAI-compatible endpoint (SVC_MODEL_BASE_URL)
-	ModelAPIKey  string // its key (SVC_MODEL_API_KEY)
-	Model        string // the default model (SVC_MODEL)
-}
 
 // newHarness builds the harness with id: one case per harness built into
 // this gateway. An id without a case is not provisioned.
-func newHarness(id string, env harnessEnv) (harness.Harness, error) {
+func newHarness(id string, env builtin.Config) (harness.Harness, error) {
 	switch id {
-	// The built-in agents land here, one line each, e.g.
-	// case harness.GeneralA: return generala.New(generala.Config{...env})
+	case harness.GeneralA:
+		return generala.New(env)
+	case harness.GeneralB:
+		return generalb.New(env)
 	default:
 		return nil, fmt.Errorf("harness %s is not built into this gateway", id)
 	}
@@ -34,7 +31,7 @@ func newHarness(id string, env harnessEnv) (harness.Harness, error) {
 // (comma-separated ids). A harness that fails to start is logged and left
 // unprovisioned: its turns fail with agent_unavailable while files,
 // sessions of the others, health and version keep working.
-func registry(agentType, extra string, env harnessEnv, log *slog.Logger) (gateway.Registry, error) {
+func registry(agentType, extra string, env builtin.Config, log *slog.Logger) (gateway.Registry, error) {
 	reg := gateway.Registry{Default: agentType}
 	if reg.Default == "" {
 		reg.Default = harness.GeneralA
@@ -57,4 +54,14 @@ func registry(agentType, extra string, env harnessEnv, log *slog.Logger) (gatewa
 		reg.Harnesses = append(reg.Harnesses, h)
 	}
 	return reg, nil
+}
+
+// closeHarnesses releases what harnesses hold (databases, background title
+// calls) once the gateway has settled every turn.
+func closeHarnesses(reg gateway.Registry) {
+	for _, h := range reg.Harnesses {
+		if c, ok := h.(interface{ Close() error }); ok {
+			c.Close()
+		}
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/svc-dev/svc/internal/gateway"
+	"github.com/svc-dev/svc/internal/harness/builtin"
 )
 
 // run is the whole program: flags and environment to a Config and a
@@ -47,16 +48,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		log.Warn("cannot create the workspace", "path", ws, "err", err)
 	}
 
-	env := harnessEnv{
-		Home:         cfg.Home,
-		ModelBaseURL: getenv("SVC_MODEL_BASE_URL"),
-		ModelAPIKey:  getenv("SVC_MODEL_API_KEY"),
-		Model:        getenv("SVC_MODEL"),
+	env, err := builtin.EnvConfig(getenv)
+	if err != nil {
+		return err
 	}
+	env.Home, env.Workspace = cfg.Home, ws
 	reg, err := registry(getenv("SVC_AGENT_TYPE"), getenv("SVC_HARNESSES"), env, log)
 	if err != nil {
 		return err
 	}
+	defer closeHarnesses(reg)
 	gw, err := gateway.New(cfg, reg, log)
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/svc-dev/svc/internal/harness"
+	"github.com/svc-dev/svc/internal/harness/builtin"
 )
 
 func freeAddr(t *testing.T) string {
@@ -110,15 +111,20 @@ func TestRunFlagsAndEnv(t *testing.T) {
 
 func TestRegistry(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
-	reg, err := registry("", "", harnessEnv{}, log)
-	if err != nil || reg.Default != harness.GeneralA {
+	env := builtin.Config{Home: t.TempDir()}
+	reg, err := registry("", "", env, log)
+	if err != nil || reg.Default != harness.GeneralA || len(reg.Harnesses) != 1 || reg.Harnesses[0].ID() != harness.GeneralA {
 		t.Fatalf("default: %+v %v", reg, err)
 	}
-	reg, err = registry("general-b", "coding-a, general-b", harnessEnv{}, log)
-	if err != nil || reg.Default != harness.GeneralB {
+	closeHarnesses(reg)
+	// coding-a is not built into this gateway: left unprovisioned.
+	reg, err = registry("general-b", "coding-a, general-b, general-a", env, log)
+	if err != nil || reg.Default != harness.GeneralB || len(reg.Harnesses) != 2 ||
+		reg.Harnesses[0].ID() != harness.GeneralB || reg.Harnesses[1].ID() != harness.GeneralA {
 		t.Fatalf("general-b default: %+v %v", reg, err)
 	}
-	if _, err := registry("general-a", "general-a,nope", harnessEnv{}, log); err == nil {
+	closeHarnesses(reg)
+	if _, err := registry("general-a", "general-a,nope", env, log); err == nil {
 		t.Fatal("unknown id in SVC_HARNESSES accepted")
 	}
 }

@@ -365,7 +365,9 @@ func (h *Reference) Rename(ctx context.Context, id, title string) (bool, error) 
 	defer h.mu.Unlock()
 	for other, s := range h.sessions {
 		if other != id && s.title != nil && *s.title == title {
-			return false, harness.Errorf("title_conflict", "title %q is used by another session", title)
+			e := harness.Errorf("title_conflict", "title %q is used by another session", title)
+			e.Param = "title"
+			return false, e
 		}
 	}
 	s := h.sessions[id]

@@ -133,7 +133,7 @@ func testSessions(t *testing.T, p Profile) {
 			t.Fatalf("title after rename %v", row["title"])
 		}
 		status, body = r.Call("PATCH", "/v1/sessions/"+sid2, map[string]any{"title": "Trip plans"})
-		gatewaytest.WantError(t, status, body, 409, "title_conflict", "")
+		gatewaytest.WantError(t, status, body, 409, "title_conflict", "title")
 		_, body = r.Call("PATCH", "/v1/sessions/0123456789abcdef0123456789abcdef", map[string]any{"title": "Nobody"})
 		if body["renamed"] != false {
 			t.Fatalf("rename of an unknown session %v", body)
