@@ -25,6 +25,10 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 		cancel()
 	}
 	body := map[string]any{"ok": true, "agent": agent, "healthy": healthy}
+	if hinter, ok := h.(harness.Hinter); ok && !healthy {
+		// Beyond the spec: what to do to make the harness healthy.
+		body["hint"] = hinter.Hint()
+	}
 	if agent == harness.GeneralA {
 		// The legacy field of the original interface, named after
 		// general-a's harness there; it mirrors healthy.
