@@ -15,7 +15,7 @@ LDFLAGS += -X github.com/svc-dev/svc/internal/gateway.Version=$(GATEWAY_VERSION)
 endif
 TESTFLAGS ?=
 
-.PHONY: help run build test bench lint setup clean
+.PHONY: help run build test bench lint setup clean assets
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -39,6 +39,9 @@ bench: build ## run the benchmarks and rewrite bench/RESULTS.md
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+
+assets: ## regenerate the web terminal's vendored xterm.js from npm (committed; go build never needs npm)
+	scripts/xterm.sh
 
 clean: ## remove build output (not the data directory)
 	rm -rf $(BIN)

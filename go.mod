@@ -3,7 +3,9 @@ module github.com/svc-dev/svc
 go 1.26.8
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/containerd/errdefs v1.0.0
+	github.com/creack/pty v1.1.24
 	github.com/distribution/distribution/v3 v3.1.2
 	github.com/distribution/reference v0.6.0
 	github.com/google/go-cmp v0.7.0
