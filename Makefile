@@ -28,9 +28,9 @@ run: build ## set up what is missing and start svcd with the embedded defaults
 	@scripts/setup.sh run
 	$(BIN)/svcd serve --data $(DATA) --listen $(LISTEN)
 
-test: ## set up what is missing and run every test (real dockerd, SQLite)
+test: ## set up what is missing and run every test (real dockerd, SQLite, chromium)
 	@scripts/setup.sh test
-	SVC_TEST_DOCKER=1 $(GO) test -count=1 -timeout 60m $(TESTFLAGS) ./...
+	SVC_TEST_DOCKER=1 SVC_TEST_BROWSER=1 $(GO) test -count=1 -timeout 60m $(TESTFLAGS) ./...
 
 bench: build ## run the benchmarks and rewrite bench/RESULTS.md
 	@scripts/setup.sh bench
