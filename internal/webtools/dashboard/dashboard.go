@@ -76,7 +76,7 @@ func status(ctx context.Context, cfg Config, log *slog.Logger) Status {
 	st := Status{InstanceID: cfg.InstanceID, InstanceURL: cfg.InstanceURL, Name: "svc-gateway", Version: cfg.Version}
 	st.Tools = slices.Clone(cfg.Tools)
 	for i := range st.Tools {
-		st.Tools[i].URL = portURL(cfg.InstanceURL, st.Tools[i].Port)
+		st.Tools[i].URL = portURL(cfg.InstanceURL, st.Tools[i].Port, st.Tools[i].Path)
 	}
 	probed := make(chan struct{})
 	go func() {

@@ -27,17 +27,19 @@ func TestPortURL(t *testing.T) {
 		instance string
 		port     int
 		want     string
+		path     string
 	}{
-		{"http://i1abc.localhost:7070", 7681, "http://i1abc-7681.localhost:7070/"},
-		{"https://i1abc.apps.example.com", 6080, "https://i1abc-6080.apps.example.com/"},
-		{"https://i1abc.apps.example.com/", 8080, "https://i1abc-8080.apps.example.com/"},
-		{"http://localhost:7070", 8080, ""}, // no id label to extend
-		{"", 8080, ""},
-		{"ftp://i1.example", 8080, ""},
-		{"::not a url", 8080, ""},
+		{"http://i1abc.localhost:7070", 7681, "http://i1abc-7681.localhost:7070/", ""},
+		{"https://i1abc.apps.example.com", 6080, "https://i1abc-6080.apps.example.com/", ""},
+		{"https://i1abc.apps.example.com/", 8080, "https://i1abc-8080.apps.example.com/", ""},
+		{"https://i1abc.apps.example.com", 6080, "https://i1abc-6080.apps.example.com/vnc.html?autoconnect=true", "/vnc.html?autoconnect=true"},
+		{"http://localhost:7070", 8080, "", ""}, // no id label to extend
+		{"", 8080, "", ""},
+		{"ftp://i1.example", 8080, "", ""},
+		{"::not a url", 8080, "", ""},
 	}
 	for _, c := range cases {
-		if got := portURL(c.instance, c.port); got != c.want {
+		if got := portURL(c.instance, c.port, c.path); got != c.want {
 			t.Errorf("portURL(%q, %d) = %q, want %q", c.instance, c.port, got, c.want)
 		}
 	}
@@ -158,7 +160,7 @@ func start(t *testing.T, healthyModel bool) (string, Config) {
 
 	dc := Config{
 		InstanceID: "i1abc", InstanceURL: "http://i1abc.localhost:7070", Version: gateway.Version, Home: home,
-		Tools:  []Tool{{Name: "Terminal", Port: up}, {Name: "Desktop", Port: down}},
+		Tools:  []Tool{{Name: "Terminal", Port: up}, {Name: "Desktop", Port: down, Path: "/vnc.html?autoconnect=true"}},
 		Health: gw.Health,
 	}
 	return browsertest.Serve(t, webtools.Protect(token, Handler(dc, nil))), dc
@@ -194,8 +196,8 @@ func TestStatus(t *testing.T) {
 		t.Fatalf("memory: %+v", st.Memory)
 	}
 	want := []Tool{
-		{Name: "Terminal", Port: cfg.Tools[0].Port, URL: portURL(cfg.InstanceURL, cfg.Tools[0].Port), Up: true},
-		{Name: "Desktop", Port: cfg.Tools[1].Port, URL: portURL(cfg.InstanceURL, cfg.Tools[1].Port), Up: false},
+		{Name: "Terminal", Port: cfg.Tools[0].Port, URL: portURL(cfg.InstanceURL, cfg.Tools[0].Port, ""), Up: true},
+		{Name: "Desktop", Port: cfg.Tools[1].Port, Path: cfg.Tools[1].Path, URL: portURL(cfg.InstanceURL, cfg.Tools[1].Port, cfg.Tools[1].Path), Up: false},
 	}
 	if diff := cmp.Diff(want, st.Tools); diff != "" || !strings.HasPrefix(st.Tools[0].URL, "http://i1abc-") {
 		t.Fatalf("tools (-want +got):\n%s", diff)
@@ -245,7 +247,7 @@ func TestBrowser(t *testing.T) {
 	if got.Health != "healthy" {
 		t.Errorf("health badge %q", got.Health)
 	}
-	wantLinks := []string{portURL(cfg.InstanceURL, cfg.Tools[0].Port), portURL(cfg.InstanceURL, cfg.Tools[1].Port)}
+	wantLinks := []string{portURL(cfg.InstanceURL, cfg.Tools[0].Port, ""), portURL(cfg.InstanceURL, cfg.Tools[1].Port, cfg.Tools[1].Path)}
 	if diff := cmp.Diff(wantLinks, got.Links); diff != "" {
 		t.Errorf("tool links (-want +got):\n%s", diff)
 	}

@@ -14,6 +14,8 @@ import (
 type Tool struct {
 	Name string `json:"name"`
 	Port int    `json:"port"`
+	// Path is where the tool's page is on its port: "/" when empty.
+	Path string `json:"path"`
 	// URL is the tool's per-port URL, {id}-{port}.{apps domain}; empty
 	// when the instance URL is unknown (the page then links to the same
 	// host at the port, which is right when run on a laptop).
@@ -23,8 +25,9 @@ type Tool struct {
 }
 
 // portURL derives a port's URL from the instance URL svcd sets,
-// http(s)://{id}.{domain}[:port]: the first label gains "-{port}".
-func portURL(instanceURL string, port int) string {
+// http(s)://{id}.{domain}[:port]: the first label gains "-{port}"; path
+// (with its query) follows.
+func portURL(instanceURL string, port int, path string) string {
 	u, err := url.Parse(instanceURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return ""
@@ -37,7 +40,10 @@ func portURL(instanceURL string, port int) string {
 	if p := u.Port(); p != "" {
 		host = net.JoinHostPort(host, p)
 	}
-	return (&url.URL{Scheme: u.Scheme, Host: host, Path: "/"}).String()
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	return u.Scheme + "://" + host + path
 }
 
 // probe tells, for each tool, whether its port accepts a connection on

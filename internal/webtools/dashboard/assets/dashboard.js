@@ -23,7 +23,7 @@ function meter(used, total) {
 // at the tool's port (a gateway run on a laptop, without an instance URL).
 function toolURL(t) {
   if (t.url) return t.url;
-  return `${location.protocol}//${location.hostname}:${t.port}/`;
+  return `${location.protocol}//${location.hostname}:${t.port}${t.path || "/"}`;
 }
 
 function render(s) {
