@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"io/fs"
 	"net/http"
 	"path"
@@ -67,25 +68,49 @@ func (s *static) serve(w http.ResponseWriter, r *http.Request) {
 			h.Set("Content-Encoding", "gzip")
 		}
 	}
-	data, err := fs.ReadFile(s.fsys, sent)
+	f, err := s.fsys.Open(sent)
 	if err != nil {
 		h.Del("Content-Encoding")
 		http.NotFound(w, r)
 		return
 	}
-	h.Set("ETag", s.etag(sent, data))
+	defer f.Close()
+	// Embedded files seek, so they are sent from the binary's data without
+	// a copy per request; any other fs.FS is read into memory.
+	content, ok := f.(io.ReadSeeker)
+	if !ok {
+		data, err := io.ReadAll(f)
+		if err != nil {
+			http.Error(w, "cannot read "+name, http.StatusInternalServerError)
+			return
+		}
+		content = bytes.NewReader(data)
+	}
+	tag, err := s.etag(sent, content)
+	if err != nil {
+		http.Error(w, "cannot read "+name, http.StatusInternalServerError)
+		return
+	}
+	h.Set("ETag", tag)
 	// The zero time keeps Last-Modified out: embedded files have none.
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
+	http.ServeContent(w, r, "", time.Time{}, content)
 }
 
-func (s *static) etag(name string, data []byte) string {
+// etag is the quoted content hash of name, computed once.
+func (s *static) etag(name string, content io.ReadSeeker) (string, error) {
 	if v, ok := s.etags.Load(name); ok {
-		return v.(string)
+		return v.(string), nil
 	}
-	sum := sha256.Sum256(data)
-	tag := `"` + hex.EncodeToString(sum[:12]) + `"`
+	sum := sha256.New()
+	if _, err := io.Copy(sum, content); err != nil {
+		return "", err
+	}
+	if _, err := content.Seek(0, io.SeekStart); err != nil {
+		return "", err
+	}
+	tag := `"` + hex.EncodeToString(sum.Sum(nil)[:12]) + `"`
 	s.etags.Store(name, tag)
-	return tag
+	return tag, nil
 }
 
 // acceptsGzip is a plain reading of Accept-Encoding: gzip listed and not

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	"github.com/coder/websocket"
@@ -58,6 +59,10 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	sh.stop(s.cfg.Grace)
 	s.log.Info("terminal: session ended", "pid", sh.cmd.Process.Pid, "reason", reason)
 	conn.Close(code, reason)
+	// The gateway idles between uses in every instance; hand the
+	// session's buffers back to the system now rather than whenever the
+	// scavenger gets to them (about 1 MB of idle RSS, see bench).
+	debug.FreeOSMemory()
 }
 
 // run pumps bytes both ways until the client leaves, the shell's output

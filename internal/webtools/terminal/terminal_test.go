@@ -83,8 +83,19 @@ func (r *reader) until(t *testing.T, re string) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	for {
-		if m := rx.FindStringSubmatch(r.out.String()); m != nil {
+		if loc := rx.FindStringSubmatchIndex(r.out.String()); loc != nil {
+			text := r.out.String()
+			var m []string
+			for i := 0; i < len(loc); i += 2 {
+				if loc[i] >= 0 {
+					m = append(m, text[loc[i]:loc[i+1]])
+				} else {
+					m = append(m, "")
+				}
+			}
+			// Keep what follows the match for the next wait.
 			r.out.Reset()
+			r.out.WriteString(text[loc[1]:])
 			return m
 		}
 		typ, data, err := r.c.Read(ctx)
