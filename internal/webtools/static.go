@@ -75,6 +75,11 @@ func (s *static) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.IsDir() {
+		h.Del("Content-Encoding")
+		http.NotFound(w, r)
+		return
+	}
 	// Embedded files seek, so they are sent from the binary's data without
 	// a copy per request; any other fs.FS is read into memory.
 	content, ok := f.(io.ReadSeeker)

@@ -71,7 +71,7 @@ func TestStatic(t *testing.T) {
 	if resp, _ = get("/vendor/lib.css", map[string]string{"Accept-Encoding": "gzip"}); resp.Header.Get("Content-Encoding") != "" || resp.Header.Get("Content-Type") != "text/css; charset=utf-8" {
 		t.Fatalf("css without a .gz: %v", resp.Header)
 	}
-	for _, p := range []string{"/app.mjs.gz", "/missing.js", "/../index.html/x"} {
+	for _, p := range []string{"/app.mjs.gz", "/missing.js", "/../index.html/x", "/vendor", "/vendor/"} {
 		if resp, _ := get(p, nil); resp.StatusCode != 404 {
 			t.Errorf("%s: %d, want 404", p, resp.StatusCode)
 		}
