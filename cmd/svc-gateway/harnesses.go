@@ -9,6 +9,8 @@ import (
 	"github.com/svc-dev/svc/internal/gateway"
 	"github.com/svc-dev/svc/internal/harness"
 	"github.com/svc-dev/svc/internal/harness/builtin"
+	"github.com/svc-dev/svc/internal/harness/coding"
+	"github.com/svc-dev/svc/internal/harness/codingd"
 	"github.com/svc-dev/svc/internal/harness/generala"
 	"github.com/svc-dev/svc/internal/harness/generalb"
 )
@@ -21,6 +23,10 @@ func newHarness(id string, env builtin.Config) (harness.Harness, error) {
 		return generala.New(env)
 	case harness.GeneralB:
 		return generalb.New(env)
+	case harness.CodingA, harness.CodingB, harness.CodingC:
+		return coding.New(id)
+	case harness.CodingD:
+		return codingd.New(env)
 	default:
 		return nil, fmt.Errorf("harness %s is not built into this gateway", id)
 	}

@@ -117,10 +117,9 @@ func TestRegistry(t *testing.T) {
 		t.Fatalf("default: %+v %v", reg, err)
 	}
 	closeHarnesses(reg)
-	// coding-a is not built into this gateway: left unprovisioned.
 	reg, err = registry("general-b", "coding-a, general-b, general-a", env, log)
-	if err != nil || reg.Default != harness.GeneralB || len(reg.Harnesses) != 2 ||
-		reg.Harnesses[0].ID() != harness.GeneralB || reg.Harnesses[1].ID() != harness.GeneralA {
+	if err != nil || reg.Default != harness.GeneralB || len(reg.Harnesses) != 3 ||
+		reg.Harnesses[0].ID() != harness.GeneralB || reg.Harnesses[1].ID() != harness.CodingA || reg.Harnesses[2].ID() != harness.GeneralA {
 		t.Fatalf("general-b default: %+v %v", reg, err)
 	}
 	closeHarnesses(reg)

@@ -19,6 +19,10 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	body := map[string]any{"ok": true, "agent": hs.Agent, "healthy": hs.Healthy}
+	if hs.Hint != "" {
+		// Beyond the spec: what to do to make the harness healthy.
+		body["hint"] = hs.Hint
+	}
 	if hs.Agent == harness.GeneralA {
 		// The legacy field of the original interface, named after
 		// general-a's harness there; it mirrors healthy.
@@ -31,6 +35,9 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 type HealthStatus struct {
 	Agent   string // the harness probed
 	Healthy bool   // false too when the harness is not provisioned
+	// Hint says what would make an unhealthy harness healthy, when the
+	// harness knows (harness.Hinter).
+	Hint string
 }
 
 // Health probes the harness agent (the instance default when empty),
@@ -45,6 +52,9 @@ func (s *Server) Health(ctx context.Context, agent string) (HealthStatus, error)
 		ctx, cancel := context.WithTimeout(ctx, s.cfg.HealthTimeout)
 		hs.Healthy = h.Healthy(ctx)
 		cancel()
+	}
+	if hinter, ok := h.(harness.Hinter); ok && !hs.Healthy {
+		hs.Hint = hinter.Hint()
 	}
 	return hs, nil
 }

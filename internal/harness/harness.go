@@ -175,3 +175,10 @@ func AsError(err error) (*Error, bool) {
 type SessionIssuer interface {
 	Issued(ctx context.Context, sessionID string) (bool, error)
 }
+
+// Hinter is implemented by harnesses that can say what the user must do
+// before they are healthy (connect an account, set a key); the gateway adds
+// it to an unhealthy health answer as "hint".
+type Hinter interface {
+	Hint() string
+}

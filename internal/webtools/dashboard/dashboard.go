@@ -44,6 +44,7 @@ type Status struct {
 	Version     string  `json:"version"`
 	Agent       string  `json:"agent"`
 	Healthy     bool    `json:"healthy"`
+	Hint        string  `json:"hint,omitempty"` // what would make the harness healthy
 	Disks       []Disk  `json:"disks"`
 	Memory      *Memory `json:"memory"`
 	Tools       []Tool  `json:"tools"`
@@ -86,7 +87,7 @@ func status(ctx context.Context, cfg Config, log *slog.Logger) Status {
 	if hs, err := cfg.Health(ctx, ""); err != nil {
 		log.Warn("dashboard: health", "err", err)
 	} else {
-		st.Agent, st.Healthy = hs.Agent, hs.Healthy
+		st.Agent, st.Healthy, st.Hint = hs.Agent, hs.Healthy, hs.Hint
 	}
 	st.Disks = readDisks([]Disk{{Label: "Home", Path: cfg.Home}, {Label: "System", Path: "/"}})
 	if m, err := readMemory(cfg.Root); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/svc-dev/svc/internal/gateway"
 	"github.com/svc-dev/svc/internal/harness"
+	"github.com/svc-dev/svc/internal/harness/coding"
 	"github.com/svc-dev/svc/internal/harness/harnesstest"
 	"github.com/svc-dev/svc/internal/modeltest"
 	"github.com/svc-dev/svc/internal/webtools"
@@ -208,8 +209,23 @@ func TestStatus(t *testing.T) {
 
 	// A harness whose model is unreachable is reported unhealthy.
 	base, _ = start(t, false)
-	if _, st := getStatus(t, base, token); st.Healthy || st.Agent != harness.GeneralA {
+	if _, st := getStatus(t, base, token); st.Healthy || st.Agent != harness.GeneralA || st.Hint != "" {
 		t.Fatalf("unreachable model: %+v", st)
+	}
+
+	// A harness that knows what it lacks says so.
+	h, err := coding.New(harness.CodingA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := gateway.New(gateway.DefaultConfig(), gateway.Registry{Default: harness.CodingA, Harnesses: []harness.Harness{h}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	base = browsertest.Serve(t, webtools.Protect(token, Handler(Config{Home: t.TempDir(), Health: gw.Health}, nil)))
+	if _, st := getStatus(t, base, token); st.Healthy || st.Agent != harness.CodingA || st.Hint != h.Hint() || st.Hint == "" {
+		t.Fatalf("unconnected coding-a: %+v", st)
 	}
 }
 

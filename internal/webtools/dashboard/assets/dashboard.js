@@ -34,6 +34,8 @@ function render(s) {
   const health = $("health");
   health.textContent = s.healthy ? "healthy" : "not healthy";
   health.className = `badge ${s.healthy ? "ok" : "bad"}`;
+  $("hint").textContent = s.hint || "";
+  $("hint").hidden = !s.hint;
 
   if (s.memory) {
     $("memory").textContent = `${bytes(s.memory.used_bytes)} of ${bytes(s.memory.limit_bytes)} used`;
