@@ -3,9 +3,12 @@ package webtools
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -161,5 +164,43 @@ func TestProtect(t *testing.T) {
 	open.ServeHTTP(w, r)
 	if w.Code != 200 {
 		t.Fatalf("no token, loopback client: %d", w.Code)
+	}
+}
+
+func TestHandle(t *testing.T) {
+	var logged bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logged, nil))
+	cases := []struct {
+		name   string
+		h      HandlerFunc
+		status int
+		body   string
+	}{
+		{"client error", func(w http.ResponseWriter, r *http.Request) error {
+			return Errorf(http.StatusForbidden, "no %s", "way")
+		}, 403, `{"error":"no way"}` + "\n"},
+		{"internal error", func(w http.ResponseWriter, r *http.Request) error {
+			return errors.New("disk on fire")
+		}, 500, `{"error":"internal error"}` + "\n"},
+		{"error after writing", func(w http.ResponseWriter, r *http.Request) error {
+			w.WriteHeader(201)
+			w.Write([]byte("partial"))
+			return errors.New("cut short")
+		}, 201, "partial"},
+		{"success", func(w http.ResponseWriter, r *http.Request) error {
+			w.Write([]byte("ok"))
+			return nil
+		}, 200, "ok"},
+	}
+	for _, c := range cases {
+		w := httptest.NewRecorder()
+		Handle(log, c.h).ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+		if w.Code != c.status || w.Body.String() != c.body {
+			t.Errorf("%s: %d %q, want %d %q", c.name, w.Code, w.Body.String(), c.status, c.body)
+		}
+	}
+	// The detail of internal errors is logged, never sent.
+	if !strings.Contains(logged.String(), "disk on fire") || !strings.Contains(logged.String(), "cut short") {
+		t.Errorf("log: %s", logged.String())
 	}
 }

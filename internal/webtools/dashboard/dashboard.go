@@ -61,12 +61,12 @@ func Handler(cfg Config, log *slog.Logger) http.Handler {
 	}
 	static, _ := fs.Sub(assets, "assets")
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/status", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("GET /api/status", webtools.Handle(log, func(w http.ResponseWriter, r *http.Request) error {
 		st := status(r.Context(), cfg, log)
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
-		json.NewEncoder(w).Encode(st)
-	})
+		return json.NewEncoder(w).Encode(st)
+	}))
 	mux.Handle("/", webtools.Static(static))
 	return mux
 }

@@ -24,17 +24,15 @@ type control struct {
 }
 
 // serveWS upgrades the request and runs one shell for the connection's
-// lifetime.
-func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
+// lifetime. Once upgraded, failures are logged and end the connection.
+func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) error {
 	// The handshake is a GET, which cross-origin protection lets through;
 	// a page elsewhere must not get a shell with the user's cookie.
 	if !webtools.SameOrigin(r) {
-		http.Error(w, "cross-origin WebSocket refused", http.StatusForbidden)
-		return
+		return webtools.Errorf(http.StatusForbidden, "cross-origin WebSocket refused")
 	}
 	if !s.begin() {
-		http.Error(w, "shutting down", http.StatusServiceUnavailable)
-		return
+		return webtools.Errorf(http.StatusServiceUnavailable, "the terminal is shutting down")
 	}
 	defer s.live.Done()
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{
@@ -42,7 +40,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		CompressionMode:    websocket.CompressionDisabled,
 	})
 	if err != nil {
-		return // Accept answered the client
+		return nil // Accept answered the client
 	}
 	defer conn.CloseNow()
 	conn.SetReadLimit(maxMessage)
@@ -52,7 +50,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.log.Error("terminal: cannot start the shell", "err", err)
 		conn.Close(websocket.StatusInternalError, "cannot start the shell")
-		return
+		return nil
 	}
 	s.log.Info("terminal: session started", "pid", sh.cmd.Process.Pid, "remote", r.RemoteAddr)
 	code, reason := s.run(conn, sh)
@@ -63,6 +61,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	// session's buffers back to the system now rather than whenever the
 	// scavenger gets to them (about 1 MB of idle RSS, see bench).
 	debug.FreeOSMemory()
+	return nil
 }
 
 // run pumps bytes both ways until the client leaves, the shell's output

@@ -74,7 +74,7 @@ func New(cfg Config, log *slog.Logger) *Server {
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	static, _ := fs.Sub(assets, "assets")
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /ws", s.serveWS)
+	mux.Handle("GET /ws", webtools.Handle(log, s.serveWS))
 	mux.Handle("/", webtools.Static(static))
 	s.handler = mux
 	return s
