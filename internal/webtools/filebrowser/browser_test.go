@@ -94,7 +94,7 @@ func TestBrowser(t *testing.T) {
 	step("open a folder",
 		chromedp.Click(chromedp.CSS(`#listing tr[data-name="sub"] td.name a`)),
 		chromedp.WaitVisible(chromedp.CSS("#empty")),
-		chromedp.Poll[chromedp.Void](`location.hash === '#' + encodeURIComponent(`+jsString(filepath.Join(home, "sub"))+`)`),
+		chromedp.Poll[chromedp.Void](`location.hash === '#' + encodeURI(`+jsString(filepath.Join(home, "sub"))+`)`),
 	)
 }
 

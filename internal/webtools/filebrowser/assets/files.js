@@ -31,6 +31,20 @@ function parse(status, text) {
   throw err;
 }
 
+// The folder shown lives in the URL's fragment, readable as a path
+// (#/home/user/project), so reloads and the back button work.
+function hashOf(path) {
+  return `#${encodeURI(path)}`;
+}
+
+function pathFromHash() {
+  try {
+    return decodeURI(location.hash.slice(1));
+  } catch {
+    return ""; // a fragment typed by hand that is not valid encoding
+  }
+}
+
 function join(dir, name) {
   return dir === "/" ? `/${name}` : `${dir}/${name}`;
 }
@@ -58,8 +72,8 @@ async function load(path) {
   try {
     const listing = await call("GET", filesURL("", { path }));
     state.listing = listing;
-    if (decodeURIComponent(location.hash.slice(1)) !== listing.path) {
-      history.replaceState(null, "", `#${encodeURIComponent(listing.path)}`);
+    if (pathFromHash() !== listing.path) {
+      history.replaceState(null, "", hashOf(listing.path));
     }
     render();
   } catch (err) {
@@ -95,7 +109,7 @@ function renderCrumbs(path) {
   const parts = path.split("/").filter(Boolean);
   const link = (label, target) => {
     const a = document.createElement("a");
-    a.href = `#${encodeURIComponent(target)}`;
+    a.href = hashOf(target);
     a.textContent = label;
     return a;
   };
@@ -123,7 +137,7 @@ function row(e) {
   const a = document.createElement("a");
   a.textContent = e.type === "directory" ? `${e.name}/` : e.name;
   if (e.type === "directory") {
-    a.href = `#${encodeURIComponent(e.path)}`;
+    a.href = hashOf(e.path);
   } else {
     a.href = filesURL("/content", { path: e.path, disposition: "inline" });
     a.target = "_blank";
@@ -288,5 +302,5 @@ drop.addEventListener("drop", (ev) => {
   if (files.length) upload(files);
 });
 
-window.addEventListener("hashchange", () => load(decodeURIComponent(location.hash.slice(1)) || "~"));
-load(decodeURIComponent(location.hash.slice(1)) || "~");
+window.addEventListener("hashchange", () => load(pathFromHash() || "~"));
+load(pathFromHash() || "~");
