@@ -15,7 +15,7 @@ LDFLAGS += -X github.com/svc-dev/svc/internal/gateway.Version=$(GATEWAY_VERSION)
 endif
 TESTFLAGS ?=
 
-.PHONY: help run build test bench lint setup clean
+.PHONY: help run build test bench lint setup clean assets
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -28,9 +28,9 @@ run: build ## set up what is missing and start svcd with the embedded defaults
 	@scripts/setup.sh run
 	$(BIN)/svcd serve --data $(DATA) --listen $(LISTEN)
 
-test: ## set up what is missing and run every test (real dockerd, SQLite)
+test: ## set up what is missing and run every test (real dockerd, SQLite, chromium)
 	@scripts/setup.sh test
-	SVC_TEST_DOCKER=1 $(GO) test -count=1 -timeout 60m $(TESTFLAGS) ./...
+	SVC_TEST_DOCKER=1 SVC_TEST_BROWSER=1 $(GO) test -count=1 -timeout 60m $(TESTFLAGS) ./...
 
 bench: build ## run the benchmarks and rewrite bench/RESULTS.md
 	@scripts/setup.sh bench
@@ -39,6 +39,9 @@ bench: build ## run the benchmarks and rewrite bench/RESULTS.md
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+
+assets: ## regenerate the web terminal's vendored xterm.js from npm (committed; go build never needs npm)
+	scripts/xterm.sh
 
 clean: ## remove build output (not the data directory)
 	rm -rf $(BIN)

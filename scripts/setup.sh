@@ -62,6 +62,8 @@ run) ;;
 test | bench)
 	# Test images are a static busybox plus test programs.
 	pkg busybox-static /bin/busybox
+	# The web tools' pages are tested in a real browser (chromedp).
+	pkg chromium /usr/bin/chromium
 	;;
 *)
 	echo "setup: unknown target $want" >&2

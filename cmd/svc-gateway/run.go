@@ -27,6 +27,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	home := fl.String("home", "", "the agent's home, ~ in file paths (default $HOME)")
 	workspace := fl.String("workspace", "", "default directory of file listings (default $SVC_GATEWAY_WORKSPACE, else ~/.svc-gateway/workspace)")
 	showVersion := fl.Bool("version", false, "print the version and exit")
+	tf := addToolFlags(fl)
 	if err := fl.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -72,32 +73,62 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	services := []service{{name: "gateway", ln: ln, handler: gw.Handler()}}
+	tools, err := webTools(tf, getenv, cfg, gw, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	services = append(services, tools...)
 	if cfg.Token == "" {
 		log.Warn("SVC_GATEWAY_TOKEN is not set: serving loopback clients only")
 	}
 	log.Info("svc-gateway listening", "addr", ln.Addr().String(), "version", gateway.Version, "default", reg.Default, "harnesses", len(reg.Harnesses))
-	srv := &http.Server{
-		Handler:           gw.Handler(),
-		ReadHeaderTimeout: 30 * time.Second,
-		// No write timeout: turns and downloads have no time limit.
-		IdleTimeout: 5 * time.Minute,
-		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	for _, t := range tools {
+		log.Info("web tool listening", "tool", t.name, "addr", t.ln.Addr().String())
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	// Running turns are cancelled by gw.Close; streams end with them.
+	return serve(ctx, services, log, func() { go gw.Close() })
+}
+
+// serve runs every service until ctx ends or one fails, then shuts them
+// all down: stopping first runs while the servers drain.
+func serve(ctx context.Context, services []service, log *slog.Logger, stopping func()) error {
+	errc := make(chan error, len(services))
+	servers := make([]*http.Server, len(services))
+	for i, s := range services {
+		servers[i] = &http.Server{
+			Handler:           s.handler,
+			ReadHeaderTimeout: 30 * time.Second,
+			// No write timeout: turns, downloads and terminals have no
+			// time limit.
+			IdleTimeout: 5 * time.Minute,
+			ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		}
+		go func() {
+			if err := servers[i].Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("%s: %w", s.name, err)
+			}
+		}()
+	}
+	var failed error
 	select {
-	case err := <-errc:
-		return err
+	case failed = <-errc:
 	case <-ctx.Done():
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	// Running turns are cancelled by gw.Close; streams end with them.
-	go gw.Close()
-	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
+	stopping()
+	for i, srv := range servers {
+		if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) && failed == nil {
+			failed = err
+		}
+		// Hijacked connections (terminal WebSockets) are not Shutdown's.
+		if c := services[i].close; c != nil {
+			c()
+		}
 	}
-	return nil
+	return failed
 }
 
 func first(values ...string) string {

@@ -14,27 +14,49 @@ import (
 var Version = "0.16.0"
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
-	agent, h, err := s.resolveAgent("agent", r.URL.Query().Get("agent"))
+	hs, err := s.Health(r.Context(), r.URL.Query().Get("agent"))
 	if err != nil {
 		return err
 	}
-	healthy := false
-	if h != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.HealthTimeout)
-		healthy = h.Healthy(ctx)
-		cancel()
-	}
-	body := map[string]any{"ok": true, "agent": agent, "healthy": healthy}
-	if hinter, ok := h.(harness.Hinter); ok && !healthy {
+	body := map[string]any{"ok": true, "agent": hs.Agent, "healthy": hs.Healthy}
+	if hs.Hint != "" {
 		// Beyond the spec: what to do to make the harness healthy.
-		body["hint"] = hinter.Hint()
+		body["hint"] = hs.Hint
 	}
-	if agent == harness.GeneralA {
+	if hs.Agent == harness.GeneralA {
 		// The legacy field of the original interface, named after
 		// general-a's harness there; it mirrors healthy.
-		body["hermes"] = healthy
+		body["hermes"] = hs.Healthy
 	}
 	return writeJSON(w, http.StatusOK, body)
+}
+
+// HealthStatus is the answer of a harness health probe.
+type HealthStatus struct {
+	Agent   string // the harness probed
+	Healthy bool   // false too when the harness is not provisioned
+	// Hint says what would make an unhealthy harness healthy, when the
+	// harness knows (harness.Hinter).
+	Hint string
+}
+
+// Health probes the harness agent (the instance default when empty),
+// bounded by Config.HealthTimeout. The instance dashboard shows it.
+func (s *Server) Health(ctx context.Context, agent string) (HealthStatus, error) {
+	id, h, err := s.resolveAgent("agent", agent)
+	if err != nil {
+		return HealthStatus{}, err
+	}
+	hs := HealthStatus{Agent: id}
+	if h != nil {
+		ctx, cancel := context.WithTimeout(ctx, s.cfg.HealthTimeout)
+		hs.Healthy = h.Healthy(ctx)
+		cancel()
+	}
+	if hinter, ok := h.(harness.Hinter); ok && !hs.Healthy {
+		hs.Hint = hinter.Hint()
+	}
+	return hs, nil
 }
 
 func (s *Server) version(w http.ResponseWriter, r *http.Request) error {

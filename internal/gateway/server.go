@@ -80,7 +80,7 @@ func New(cfg Config, reg Registry, log *slog.Logger) (*Server, error) {
 		s.harnesses[id] = h
 	}
 	s.ctx, s.stop = context.WithCancel(context.Background())
-	s.handler = s.authenticate(s.routes())
+	s.handler = Authenticate(cfg.Token, s.routes())
 	return s, nil
 }
 
@@ -130,13 +130,15 @@ func unavailable(id string) *Error {
 		Message: fmt.Sprintf("agent %s is not provisioned on this instance", id)}
 }
 
-// authenticate admits requests carrying the instance token. Without a
-// configured token only loopback clients are served, for development.
-// Failures use the flat transport body the edge also uses.
-func (s *Server) authenticate(next http.Handler) http.Handler {
-	want := sha256.Sum256([]byte(s.cfg.Token))
+// Authenticate admits requests carrying token in X-Svc-Gateway-Token.
+// Without a configured token only loopback clients are served, for
+// development. Failures use the flat transport body the edge also uses.
+// The web tools' listeners (terminal, file browser, dashboard) sit behind
+// the same check, so the edge authenticates them exactly like the gateway.
+func Authenticate(token string, next http.Handler) http.Handler {
+	want := sha256.Sum256([]byte(token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.cfg.Token != "" {
+		if token != "" {
 			// Comparing digests keeps the comparison constant-time in the
 			// token's length too.
 			got := sha256.Sum256([]byte(r.Header.Get(TokenHeader)))
