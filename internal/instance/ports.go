@@ -3,7 +3,7 @@ package instance
 import (
 	"context"
 	"errors"
-		"unicode/utf8"
+	"unicode/utf8"
 
 	"github.com/svc-dev/svc/internal/auth"
 	"github.com/svc-dev/svc/internal/fault"
