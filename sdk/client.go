@@ -80,7 +80,8 @@ func parseError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	e := &Error{Status: resp.StatusCode}
 	var raw struct {
-		Error json.RawMessage `json:"error"`
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"` // flat transport errors
 	}
 	if json.Unmarshal(b, &raw) == nil && len(raw.Error) > 0 {
 		var flat string
@@ -90,7 +91,7 @@ func parseError(resp *http.Response) error {
 			Detail  string `json:"detail"`
 		}
 		if json.Unmarshal(raw.Error, &flat) == nil {
-			e.Code = flat
+			e.Code, e.Message = flat, raw.Message
 		} else if json.Unmarshal(raw.Error, &full) == nil {
 			e.Code, e.Message, e.Detail = full.Code, full.Message, full.Detail
 		}

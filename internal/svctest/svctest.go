@@ -30,6 +30,15 @@ type Options struct {
 	ReconcileEvery time.Duration
 	// Verbose sends svcd's log to the test log.
 	Verbose bool
+	// WakeTimeout bounds the edge's wake hold (default 3m).
+	WakeTimeout time.Duration
+	// IdleCheckEvery is the idle watcher's period (default 200ms in tests).
+	IdleCheckEvery time.Duration
+	// Failpoint is called at named points of long operations; a test can
+	// block in it to hold an operation (a sleep's checkpoint) open.
+	Failpoint func(name string)
+	// TLSCert and TLSKey serve the API and edge over HTTPS.
+	TLSCert, TLSKey string
 }
 
 // Env is a running svcd with one workspace.
@@ -55,6 +64,9 @@ func New(t testing.TB, opts Options) *Env {
 	if opts.ReconcileEvery == 0 {
 		opts.ReconcileEvery = time.Hour
 	}
+	if opts.IdleCheckEvery == 0 {
+		opts.IdleCheckEvery = 200 * time.Millisecond
+	}
 	var out io.Writer = io.Discard
 	if opts.Verbose || os.Getenv("SVC_TEST_VERBOSE") != "" {
 		out = testWriter{t}
@@ -70,6 +82,11 @@ func New(t testing.TB, opts Options) *Env {
 		BootTimeout:    opts.BootTimeout,
 		ReconcileEvery: opts.ReconcileEvery,
 		StopGrace:      2 * time.Second,
+		WakeTimeout:    opts.WakeTimeout,
+		IdleCheckEvery: opts.IdleCheckEvery,
+		Failpoint:      opts.Failpoint,
+		TLSCert:        opts.TLSCert,
+		TLSKey:         opts.TLSKey,
 		Log:            slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
@@ -141,4 +158,18 @@ type testWriter struct{ t testing.TB }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// WebApp is an image running the edge's test application on ports (the
+// first is the one to give as the template's default port): plain HTTP,
+// /sse, /ws, /upload, /download, /headers; "boot" in the console at start.
+func WebApp(ports ...int) testimage.Options {
+	list := make([]string, len(ports))
+	for i, p := range ports {
+		list[i] = fmt.Sprint(p)
+	}
+	return testimage.Options{
+		Programs: []testimage.Program{{Package: "github.com/svc-dev/svc/internal/testimage/webapp", Path: "/app"}},
+		Cmd:      []string{"/app", "-ports", strings.Join(list, ",")},
+	}
 }

@@ -1,0 +1,230 @@
+package edge
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/svc-dev/svc/internal/fault"
+	"github.com/svc-dev/svc/internal/instance"
+	"github.com/svc-dev/svc/internal/runtime"
+)
+
+// The proxy addresses a container as "{id}:{port}" rather than by its IP:
+// the transport pools connections by that name, so a pooled connection
+// always belongs to the instance it was dialled for, whatever address the
+// container has after a wake or a restart. dial resolves the name.
+
+type targetKey struct{}
+
+// holdInfo travels to dial in the request's context: dial runs detached
+// from the request's cancellation, so it watches the request itself.
+type holdInfo struct {
+	req    context.Context
+	public bool
+}
+
+func (e *Edge) newProxy() (*http.Transport, *httputil.ReverseProxy) {
+	tr := &http.Transport{
+		DialContext:         e.dial,
+		MaxIdleConns:        4096,
+		MaxIdleConnsPerHost: 512,
+		IdleConnTimeout:     90 * time.Second,
+		// Bodies pass as they are; no response-header timeout, because a
+		// request to a sleeping instance waits for the wake and a turn can
+		// take minutes before its first byte.
+		DisableCompression: true,
+		WriteBufferSize:    64 << 10,
+		ReadBufferSize:     64 << 10,
+	}
+	p := &httputil.ReverseProxy{
+		Rewrite:   e.rewrite,
+		Transport: tr,
+		// Flush every write: SSE and other streams pass unbuffered.
+		FlushInterval: -1,
+		BufferPool:    bufferPool{},
+		ErrorHandler:  e.proxyError,
+	}
+	return tr, p
+}
+
+type forwardKey struct{}
+
+// forward sends the request to the target's container and streams the
+// answer back (WebSocket upgrades included).
+func (e *Edge) forward(w http.ResponseWriter, r *http.Request, t target) {
+	ctx := context.WithValue(r.Context(), targetKey{}, holdInfo{req: r.Context(), public: t.public})
+	e.proxy.ServeHTTP(w, r.WithContext(context.WithValue(ctx, forwardKey{}, t)))
+}
+
+// rewrite makes the outgoing request. The proxy has already dropped
+// hop-by-hop and client-sent X-Forwarded-* headers.
+func (e *Edge) rewrite(pr *httputil.ProxyRequest) {
+	t := pr.In.Context().Value(forwardKey{}).(target)
+	pr.Out.URL.Scheme = "http"
+	pr.Out.URL.Host = t.in.ID + ":" + strconv.Itoa(t.port)
+	pr.Out.Host = pr.In.Host // the application sees the name it was called by
+	stripCredentials(pr.Out.Header, pr.Out.URL, t.public)
+	if t.gateway != "" {
+		pr.Out.Header.Set("X-Svc-Gateway-Token", t.gateway)
+	}
+	pr.SetXForwarded()
+}
+
+// proxyError renders what went wrong before the answer started.
+func (e *Edge) proxyError(w http.ResponseWriter, r *http.Request, err error) {
+	var ee *Error
+	switch {
+	case errors.As(err, &ee):
+	case r.Context().Err() != nil:
+		return // the client left
+	default:
+		e.log.Info("proxy", "host", r.Host, "err", err)
+		port, _ := strconv.Atoi(r.URL.Port())
+		ee = badGateway(port)
+	}
+	writeError(w, ee)
+}
+
+// dial connects to "{id}:{port}". A running instance is dialled at once
+// (its address cached); when that fails because the instance sleeps, is
+// waking or is being started, the dial holds: it wakes the instance and
+// returns the first connection the port accepts, within the wake budget.
+func (e *Edge) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	id, portStr, _ := strings.Cut(addr, ":")
+	port, _ := strconv.Atoi(portStr)
+	hi, _ := ctx.Value(targetKey{}).(holdInfo)
+	if hi.req == nil {
+		hi.req = ctx
+	}
+	mark := e.act.mark(id)
+	if c, err := e.dialRunning(ctx, id, port, false); err == nil {
+		return e.counted(c, mark), nil
+	}
+	in, err := e.fresh(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if in.Status == instance.Running && in.Op == "" {
+		// Running and settled: the address may have changed (restart).
+		if c, err := e.dialRunning(ctx, id, port, true); err == nil {
+			return e.counted(c, mark), nil
+		}
+		return nil, badGateway(port)
+	}
+	c, err := e.hold(hi, id, port)
+	if err != nil {
+		return nil, err
+	}
+	e.act.touch(mark)
+	return e.counted(c, mark), nil
+}
+
+// dialRunning dials port at the container's address, read from the cache
+// unless refresh.
+func (e *Edge) dialRunning(ctx context.Context, id string, port int, refresh bool) (net.Conn, error) {
+	if refresh {
+		e.addrs.forget(id)
+	}
+	st, err := e.addrs.get(id, func() (runtime.Status, error) { return e.rt.Inspect(ctx, id) })
+	if err != nil {
+		return nil, err
+	}
+	if st.State != runtime.Running || !st.Addr.IsValid() {
+		e.addrs.forget(id)
+		return nil, errors.New("container not running")
+	}
+	d := net.Dialer{Timeout: 2 * time.Second, KeepAlive: 30 * time.Second}
+	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(st.Addr.String(), strconv.Itoa(port)))
+	if err != nil {
+		e.addrs.forget(id)
+		return nil, err
+	}
+	return c, nil
+}
+
+// hold waits for the instance to run and the port to accept, waking it
+// when it sleeps, for at most the wake budget.
+func (e *Edge) hold(hi holdInfo, id string, port int) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(hi.req, e.cfg.WakeTimeout)
+	defer cancel()
+	pause := 20 * time.Millisecond
+	for {
+		in, err := e.fresh(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case in.PastDue && hi.public:
+			return nil, unavailable("")
+		case in.PastDue:
+			return nil, errSuspended
+		case in.Status == instance.Stopped || in.Status == instance.Failed:
+			if hi.public {
+				return nil, unavailable("")
+			}
+			return nil, unavailable("the instance is " + in.Status)
+		case in.Status == instance.Sleeping && in.Op == "":
+			_, err := e.instances.Wake(ctx, id)
+			if err != nil && !fault.Is(err, fault.TryAgain) && ctx.Err() == nil {
+				e.log.Warn("wake failed", "instance", id, "err", err)
+			}
+			e.rows.forget(id)
+			continue
+		case in.Status == instance.Running && in.Op == "":
+			if c, err := e.dialRunning(ctx, id, port, true); err == nil {
+				return c, nil
+			}
+		}
+		// Waking, starting, restarting, or the checkpoint is still being
+		// written: look again shortly.
+		select {
+		case <-ctx.Done():
+			if hi.req.Err() != nil {
+				return nil, hi.req.Err()
+			}
+			return nil, errWakeTimeout
+		case <-time.After(pause):
+		}
+		pause = min(pause*2, 250*time.Millisecond)
+	}
+}
+
+// countedConn marks activity whenever bytes move either way.
+type countedConn struct {
+	net.Conn
+	a *Activity
+	m *mark
+}
+
+func (e *Edge) counted(c net.Conn, m *mark) net.Conn { return &countedConn{Conn: c, a: e.act, m: m} }
+
+func (c *countedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.a.touch(c.m)
+	}
+	return n, err
+}
+
+func (c *countedConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	if n > 0 {
+		c.a.touch(c.m)
+	}
+	return n, err
+}
+
+// bufferPool reuses the 32 KB copy buffers of the proxy.
+type bufferPool struct{}
+
+var buffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+func (bufferPool) Get() []byte  { return *buffers.Get().(*[]byte) }
+func (bufferPool) Put(b []byte) { buffers.Put(&b) }
