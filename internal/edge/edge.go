@@ -141,8 +141,25 @@ func (e *Edge) serve(w http.ResponseWriter, r *http.Request) error {
 	if err := e.admit(t); err != nil {
 		return err
 	}
+	if !awake(t.in) {
+		// Asleep, waking, starting, or its checkpoint being written: hold
+		// the request (no pooled connection may reach a container that is
+		// going to sleep) until the instance runs and the port accepts.
+		hi := holdInfo{req: r.Context(), public: t.public}
+		if err := e.await(hi, t.in.ID, t.port, e.act.mark(t.in.ID)); err != nil {
+			return err
+		}
+	}
 	e.forward(w, r, t)
 	return nil
+}
+
+// Forget drops what the edge caches of an instance; the instance service
+// calls it when an instance starts to sleep, so the edge holds requests at
+// once instead of after its cache expires.
+func (e *Edge) Forget(id string) {
+	e.rows.forget(id)
+	e.addrs.forget(id)
 }
 
 // health answers /health of every instance and public host itself: the

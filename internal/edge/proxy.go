@@ -3,6 +3,7 @@ package edge
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -14,6 +15,7 @@ import (
 	"github.com/svc-dev/svc/internal/fault"
 	"github.com/svc-dev/svc/internal/instance"
 	"github.com/svc-dev/svc/internal/runtime"
+	"github.com/svc-dev/svc/internal/store"
 )
 
 // The proxy addresses a container as "{id}:{port}" rather than by its IP:
@@ -50,6 +52,8 @@ func (e *Edge) newProxy() (*http.Transport, *httputil.ReverseProxy) {
 		FlushInterval: -1,
 		BufferPool:    bufferPool{},
 		ErrorHandler:  e.proxyError,
+		// Streams cut by either side are routine; keep them out of stderr.
+		ErrorLog: slog.NewLogLogger(e.log.Handler(), slog.LevelDebug),
 	}
 	return tr, p
 }
@@ -92,10 +96,10 @@ func (e *Edge) proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	writeError(w, ee)
 }
 
-// dial connects to "{id}:{port}". A running instance is dialled at once
-// (its address cached); when that fails because the instance sleeps, is
-// waking or is being started, the dial holds: it wakes the instance and
-// returns the first connection the port accepts, within the wake budget.
+// dial connects to "{id}:{port}" at the container's (cached) address.
+// When that fails it looks at the instance again: a running one may have
+// a new address (restart); one that went to sleep since the request was
+// admitted is woken and waited for.
 func (e *Edge) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	id, portStr, _ := strings.Cut(addr, ":")
 	port, _ := strconv.Atoi(portStr)
@@ -111,20 +115,20 @@ func (e *Edge) dial(ctx context.Context, network, addr string) (net.Conn, error)
 	if err != nil {
 		return nil, err
 	}
-	if in.Status == instance.Running && in.Op == "" {
-		// Running and settled: the address may have changed (restart).
-		if c, err := e.dialRunning(ctx, id, port, true); err == nil {
-			return e.counted(c, mark), nil
+	if !awake(in) {
+		if err := e.await(hi, id, port, mark); err != nil {
+			return nil, err
 		}
-		return nil, badGateway(port)
 	}
-	c, err := e.hold(hi, id, port)
-	if err != nil {
-		return nil, err
+	if c, err := e.dialRunning(ctx, id, port, true); err == nil {
+		return e.counted(c, mark), nil
 	}
-	e.act.touch(mark)
-	return e.counted(c, mark), nil
+	return nil, badGateway(port)
 }
+
+// awake reports whether an instance runs with no operation in flight, the
+// only state whose container takes traffic.
+func awake(in store.Instance) bool { return in.Status == instance.Running && in.Op == "" }
 
 // dialRunning dials port at the container's address, read from the cache
 // unless refresh.
@@ -149,47 +153,52 @@ func (e *Edge) dialRunning(ctx context.Context, id string, port int, refresh boo
 	return c, nil
 }
 
-// hold waits for the instance to run and the port to accept, waking it
-// when it sleeps, for at most the wake budget.
-func (e *Edge) hold(hi holdInfo, id string, port int) (net.Conn, error) {
+// await holds a request until the instance runs and the port accepts a
+// connection, waking the instance when it sleeps, for at most the wake
+// budget (then 503 wake_timeout). While the checkpoint of a sleep is
+// being written it waits for the sleep to finish, then wakes.
+func (e *Edge) await(hi holdInfo, id string, port int, mark *mark) error {
 	ctx, cancel := context.WithTimeout(hi.req, e.cfg.WakeTimeout)
 	defer cancel()
 	pause := 20 * time.Millisecond
 	for {
+		// A request waiting for the instance is activity: the instance it
+		// woke must not go back to sleep under it.
+		e.act.touch(mark)
 		in, err := e.fresh(ctx, id)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		switch {
 		case in.PastDue && hi.public:
-			return nil, unavailable("")
+			return unavailable("")
 		case in.PastDue:
-			return nil, errSuspended
+			return errSuspended
 		case in.Status == instance.Stopped || in.Status == instance.Failed:
 			if hi.public {
-				return nil, unavailable("")
+				return unavailable("")
 			}
-			return nil, unavailable("the instance is " + in.Status)
+			return unavailable("the instance is " + in.Status)
 		case in.Status == instance.Sleeping && in.Op == "":
 			_, err := e.instances.Wake(ctx, id)
 			if err != nil && !fault.Is(err, fault.TryAgain) && ctx.Err() == nil {
 				e.log.Warn("wake failed", "instance", id, "err", err)
 			}
-			e.rows.forget(id)
 			continue
-		case in.Status == instance.Running && in.Op == "":
+		case awake(in):
 			if c, err := e.dialRunning(ctx, id, port, true); err == nil {
-				return c, nil
+				c.Close()
+				return nil
 			}
 		}
-		// Waking, starting, restarting, or the checkpoint is still being
-		// written: look again shortly.
+		// Waking, starting, restarting, the checkpoint still being
+		// written, or the port not open yet: look again shortly.
 		select {
 		case <-ctx.Done():
 			if hi.req.Err() != nil {
-				return nil, hi.req.Err()
+				return hi.req.Err()
 			}
-			return nil, errWakeTimeout
+			return errWakeTimeout
 		case <-time.After(pause):
 		}
 		pause = min(pause*2, 250*time.Millisecond)

@@ -90,6 +90,9 @@ type Service struct {
 type Hooks struct {
 	// Activity is called on exec, which keeps an auto-sleep instance awake.
 	Activity func(id string)
+	// Asleep is called when an instance's status turns sleeping, before
+	// its checkpoint is written (the edge stops forwarding to it).
+	Asleep func(id string)
 }
 
 // New returns the service.

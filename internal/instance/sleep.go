@@ -29,6 +29,9 @@ func (s *Service) Sleep(ctx context.Context, id string, idle func(in store.Insta
 	if err != nil || !taken {
 		return in, false, err
 	}
+	if s.hook.Asleep != nil {
+		s.hook.Asleep(id)
+	}
 	out, err := s.finishSleep(context.WithoutCancel(ctx), in)
 	return out, err == nil, err
 }

@@ -29,13 +29,13 @@ func (s *Server) startEdge(ctx context.Context, names hostname.Namer) (edge.URLs
 		return edge.URLs{}, err
 	}
 	s.Activity = edge.NewActivity(nil)
-	s.Instances.SetHooks(instance.Hooks{Activity: s.Activity.Touch})
 	s.Edge = edge.New(edge.Config{
 		Names:       names,
 		Secure:      s.cfg.TLSCert != "",
 		WakeTimeout: s.cfg.WakeTimeout,
 		Log:         s.cfg.Log,
 	}, s.Store, s.Instances, s.Runtime, signer, s.Activity)
+	s.Instances.SetHooks(instance.Hooks{Activity: s.Activity.Touch, Asleep: s.Edge.Forget})
 	return edge.URLs{Signer: signer, Names: names, Instances: s.Instances}, nil
 }
 
