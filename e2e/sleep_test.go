@@ -335,7 +335,10 @@ func TestWakeLimits(t *testing.T) {
 		t.Fatalf("the bare URL woke the sandbox: %s", got.Status)
 	}
 	var res sdk.ExecResult
-	err = settled(t, func() (err error) { res, err = env.Client.Exec(ctx, box.ID, sdk.ExecRequest{Command: "echo up"}); return err })
+	err = settled(t, func() (err error) {
+		res, err = env.Client.Exec(ctx, box.ID, sdk.ExecRequest{Command: "echo up"})
+		return err
+	})
 	if err != nil || res.Stdout != "up\n" {
 		t.Fatalf("exec wakes the sandbox: %v %+v", err, res)
 	}
