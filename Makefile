@@ -8,6 +8,11 @@ DATA ?= ./.svc
 LISTEN ?= 127.0.0.1:7070
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/svc-dev/svc/internal/version.Version=$(VERSION)
+# GATEWAY_VERSION sets the semver svc-gateway reports (default: the
+# release constant in internal/gateway).
+ifdef GATEWAY_VERSION
+LDFLAGS += -X github.com/svc-dev/svc/internal/gateway.Version=$(GATEWAY_VERSION)
+endif
 TESTFLAGS ?=
 
 .PHONY: help run build test bench lint setup clean

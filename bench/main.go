@@ -23,9 +23,11 @@ type suite struct {
 // suites lists every suite in the order they run; each lives in its own
 // file (gateway.go, api.go, ...).
 var suites = []suite{
+	{"api", benchAPI},
 	{"registry", benchRegistry},
 	{"agent", benchAgent},
 	{"driver", benchDriver},
+	{"gateway", benchGateway},
 }
 
 func main() {

@@ -58,6 +58,10 @@ type Error struct {
 	Code    string
 	Message string
 	Detail  string
+	// Param, Hint and ResponseID come with gateway errors.
+	Param      string
+	Hint       string
+	ResponseID string
 }
 
 func (e *Error) Error() string {
@@ -86,14 +90,18 @@ func parseError(resp *http.Response) error {
 	if json.Unmarshal(b, &raw) == nil && len(raw.Error) > 0 {
 		var flat string
 		var full struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-			Detail  string `json:"detail"`
+			Code       string `json:"code"`
+			Message    string `json:"message"`
+			Detail     string `json:"detail"`
+			Param      string `json:"param"`
+			Hint       string `json:"hint"`
+			ResponseID string `json:"response_id"`
 		}
 		if json.Unmarshal(raw.Error, &flat) == nil {
 			e.Code, e.Message = flat, raw.Message
 		} else if json.Unmarshal(raw.Error, &full) == nil {
 			e.Code, e.Message, e.Detail = full.Code, full.Message, full.Detail
+			e.Param, e.Hint, e.ResponseID = full.Param, full.Hint, full.ResponseID
 		}
 	}
 	if e.Code == "" {

@@ -98,7 +98,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(templatesCmd(c), instancesCmd(c))
+	root.AddCommand(templatesCmd(c), instancesCmd(c), chatCmd(c))
 	return root.ExecuteContext(ctx)
 }
 

@@ -15,6 +15,8 @@ type apiError struct {
 	Message string
 	Type    string
 	Code    string
+	// Hint is svc's extension: the managed model says what to do.
+	Hint string
 }
 
 func parseAPIError(body []byte) apiError {
@@ -34,9 +36,10 @@ func parseAPIError(body []byte) apiError {
 		Message string `json:"message"`
 		Type    string `json:"type"`
 		Code    any    `json:"code"`
+		Hint    string `json:"hint"`
 	}
 	if json.Unmarshal(env.Error, &obj) == nil && (obj.Message != "" || obj.Type != "" || obj.Code != nil) {
-		e := apiError{Message: obj.Message, Type: obj.Type}
+		e := apiError{Message: obj.Message, Type: obj.Type, Hint: obj.Hint}
 		if obj.Code != nil {
 			e.Code = fmt.Sprint(obj.Code)
 		}
@@ -92,7 +95,7 @@ func statusError(status int, body []byte) *harness.Error {
 		return &harness.Error{Code: "agent_error", Message: fmt.Sprintf("model endpoint returned HTTP 404: %s", msg),
 			Hint: "check the model id (GET /v1/models lists them) and that " + EnvBaseURL + " ends in /v1"}
 	case status == 0:
-		return &harness.Error{Code: "agent_error", Message: "model stream error: " + msg}
+		return &harness.Error{Code: "agent_error", Message: "model stream error: " + msg, Hint: e.Hint}
 	}
-	return &harness.Error{Code: "agent_error", Message: fmt.Sprintf("model endpoint returned HTTP %d: %s", status, msg)}
+	return &harness.Error{Code: "agent_error", Message: fmt.Sprintf("model endpoint returned HTTP %d: %s", status, msg), Hint: e.Hint}
 }

@@ -167,3 +167,18 @@ func AsError(err error) (*Error, bool) {
 	}
 	return nil, false
 }
+
+// SessionIssuer is implemented by harnesses that mint their own session
+// ids (coding-b, coding-c, coding-d). The gateway asks it before a turn
+// that names a session_id, and answers 400 validation_error (param
+// session_id) for an id the harness did not issue.
+type SessionIssuer interface {
+	Issued(ctx context.Context, sessionID string) (bool, error)
+}
+
+// Hinter is implemented by harnesses that can say what the user must do
+// before they are healthy (connect an account, set a key); the gateway adds
+// it to an unhealthy health answer as "hint".
+type Hinter interface {
+	Hint() string
+}

@@ -160,3 +160,10 @@ type Checkpointer interface {
 	// Discard removes the checkpoint, if any.
 	Discard(ctx context.Context, id string) error
 }
+
+// HostAddresser is a driver whose containers reach the host at an address
+// (a bridge gateway); svcd serves instance-facing endpoints, such as the
+// managed model, there.
+type HostAddresser interface {
+	HostAddr(ctx context.Context) (netip.Addr, error)
+}

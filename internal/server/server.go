@@ -22,6 +22,7 @@ import (
 	"github.com/svc-dev/svc/internal/edge"
 	"github.com/svc-dev/svc/internal/hostname"
 	"github.com/svc-dev/svc/internal/instance"
+	"github.com/svc-dev/svc/internal/modelproxy"
 	"github.com/svc-dev/svc/internal/registry"
 	"github.com/svc-dev/svc/internal/runtime"
 	"github.com/svc-dev/svc/internal/runtime/docker"
@@ -62,6 +63,14 @@ type Config struct {
 	// ActivityFlushEvery is how often traffic times reach the store for
 	// other processes (default 5s).
 	ActivityFlushEvery time.Duration
+	// ModelUpstream, ModelAPIKey and Model configure the managed model
+	// (an OpenAI-compatible upstream svcd forwards instances' calls to).
+	ModelUpstream string
+	ModelAPIKey   string
+	Model         string
+	// ModelPort is where instances reach the managed model, on the host's
+	// address on the instance network (0: any free port).
+	ModelPort int
 	// Failpoint is called at named points of operations (crash tests).
 	Failpoint func(name string)
 	Log       *slog.Logger
@@ -82,6 +91,9 @@ type Server struct {
 	Edge      *edge.Edge
 	Activity  *edge.Activity
 	Watcher   *edge.Watcher
+	Model     *modelproxy.Proxy
+	// ModelURL is the managed model's base URL as instances reach it.
+	ModelURL string
 
 	cfg     Config
 	servers []*http.Server
@@ -160,6 +172,25 @@ func (s *Server) start(ctx context.Context) error {
 	}
 	s.Runtime = drv
 
+	// The managed model listens where containers reach the host, so it
+	// works while the API stays on loopback.
+	modelSecret, err := s.Store.SetMetaOnce(ctx, "model_secret", auth.Random(40, "abcdefghijklmnopqrstuvwxyz0123456789"))
+	if err != nil {
+		return err
+	}
+	s.Model = modelproxy.New(s.Store, modelproxy.Config{Upstream: cfg.ModelUpstream, APIKey: cfg.ModelAPIKey,
+		Model: cfg.Model, Secret: []byte(modelSecret), Log: cfg.Log})
+	hostAddr, err := drv.HostAddr(ctx)
+	if err != nil {
+		return err
+	}
+	modelLn, err := net.Listen("tcp", net.JoinHostPort(hostAddr.String(), strconv.Itoa(cfg.ModelPort)))
+	if err != nil {
+		return fmt.Errorf("managed model listener: %w", err)
+	}
+	s.ModelURL = "http://" + modelLn.Addr().String() + "/v1"
+	s.serve(modelLn, s.Model.Handler(), false)
+
 	apiLn, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -173,6 +204,7 @@ func (s *Server) start(ctx context.Context) error {
 			a := reg.PullAuth()
 			return reg.PullRef(repo, digest), &runtime.Auth{Username: a.Username, Password: a.Password}
 		},
+		Env:            s.modelEnv,
 		StopGrace:      cfg.StopGrace,
 		BootTimeout:    cfg.BootTimeout,
 		MinIdleTimeout: cfg.MinIdleTimeout,
@@ -256,6 +288,16 @@ func (s *Server) runCtx(ctx context.Context) context.Context {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
 	return runCtx
+}
+
+// modelEnv points an instance at the managed model with its own token.
+// A create's env may override these (to bring its own provider).
+func (s *Server) modelEnv(in store.Instance) map[string]string {
+	env := map[string]string{"SVC_MODEL_BASE_URL": s.ModelURL, "SVC_MODEL_API_KEY": s.Model.Token(in.ID)}
+	if m := s.Model.DefaultModel(); m != "" {
+		env["SVC_MODEL"] = m
+	}
+	return env
 }
 
 // loopbackName is the host clients should use for addr: "localhost" for

@@ -28,6 +28,8 @@ type Options struct {
 	// ReconcileEvery is the reconciler's period (default 1h: tests call
 	// Reconcile themselves unless they set it).
 	ReconcileEvery time.Duration
+	// ModelUpstream, ModelAPIKey and Model configure the managed model.
+	ModelUpstream, ModelAPIKey, Model string
 	// Verbose sends svcd's log to the test log.
 	Verbose bool
 	// WakeTimeout bounds the edge's wake hold (default 3m).
@@ -81,6 +83,9 @@ func New(t testing.TB, opts Options) *Env {
 		MinIdleTimeout: opts.MinIdleTimeout,
 		BootTimeout:    opts.BootTimeout,
 		ReconcileEvery: opts.ReconcileEvery,
+		ModelUpstream:  opts.ModelUpstream,
+		ModelAPIKey:    opts.ModelAPIKey,
+		Model:          opts.Model,
 		StopGrace:      2 * time.Second,
 		WakeTimeout:    opts.WakeTimeout,
 		IdleCheckEvery: opts.IdleCheckEvery,

@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -96,4 +97,20 @@ func (d *Driver) networksNamed(ctx context.Context) ([]network.Summary, error) {
 		return out[i].ID < out[j].ID
 	})
 	return out, nil
+}
+
+// HostAddr is the host's address on the instance network (the bridge
+// gateway): containers reach svcd's instance-facing endpoints there, even
+// when the API listens on loopback only.
+func (d *Driver) HostAddr(ctx context.Context) (netip.Addr, error) {
+	res, err := d.c.NetworkInspect(ctx, d.networkID, client.NetworkInspectOptions{})
+	if err != nil {
+		return netip.Addr{}, errorf("inspect network %s: %w", d.cfg.Network, err)
+	}
+	for _, c := range res.Network.IPAM.Config {
+		if c.Gateway.Is4() {
+			return c.Gateway, nil
+		}
+	}
+	return netip.Addr{}, errorf("network %s has no IPv4 gateway", d.cfg.Network)
 }
