@@ -178,3 +178,14 @@ func WebApp(ports ...int) testimage.Options {
 		Cmd:      []string{"/app", "-ports", strings.Join(list, ",")},
 	}
 }
+
+// Gateway is an image running the real svc-gateway (compiled from this
+// module) on 3737 as its main process, with general-a as its agent; the
+// instance reaches the managed model through svcd.
+func Gateway() testimage.Options {
+	return testimage.Options{
+		Programs: []testimage.Program{{Package: "github.com/svc-dev/svc/cmd/svc-gateway", Path: "/usr/local/bin/svc-gateway"}},
+		Env:      []string{"HOME=/root"},
+		Cmd:      []string{"/usr/local/bin/svc-gateway"},
+	}
+}
