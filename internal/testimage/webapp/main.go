@@ -77,7 +77,15 @@ func handler(port string) http.Handler {
 		}
 	})
 	// /ws echoes every WebSocket message.
-	mux.Handle("/ws", websocket.Server{Handler: func(c *websocket.Conn) { io.Copy(c, c) }})
+	mux.Handle("/ws", websocket.Server{Handler: func(c *websocket.Conn) {
+		c.MaxPayloadBytes = 64 << 20
+		for {
+			var msg []byte
+			if websocket.Message.Receive(c, &msg) != nil || websocket.Message.Send(c, msg) != nil {
+				return
+			}
+		}
+	}})
 	// /upload reads the whole body and says how much and what came.
 	mux.HandleFunc("/upload", func(w http.ResponseWriter, r *http.Request) {
 		h := sha256.New()
