@@ -12,6 +12,9 @@ import (
 // errSame marks a call the state table answers with the same ack again.
 var errSame = errors.New("same ack")
 
+// errWakeInstead marks a start of a sleeping instance: it wakes.
+var errWakeInstead = errors.New("wake instead")
+
 // take moves an instance into op under the row lock: decide inspects the
 // current row and either returns errSame (nothing to do), another error,
 // or nil after setting the status the operation shows while it runs.
@@ -82,23 +85,21 @@ func (s *Service) settleKeep(ctx context.Context, id, op string) {
 // and a sleeping one wakes. The container is recreated from the image it
 // already ran if it is gone.
 func (s *Service) Start(ctx context.Context, ws, id string) (store.Instance, error) {
-	cur, err := s.Get(ctx, ws, id)
-	if err != nil {
-		return cur, err
-	}
-	if cur.Status == Sleeping && cur.Op == "" {
-		return s.Wake(ctx, id)
-	}
 	in, taken, err := s.take(ctx, ws, id, OpStart, func(in *store.Instance) error {
 		switch in.Status {
 		case Running:
 			return errSame
+		case Sleeping:
+			return errWakeInstead
 		case Stopped, Failed:
 			in.Status = Starting
 			return nil
 		}
 		return fault.Invalid("cannot start an instance that is %s", in.Status)
 	})
+	if errors.Is(err, errWakeInstead) {
+		return s.Wake(ctx, id)
+	}
 	if err != nil || !taken {
 		return in, err
 	}
