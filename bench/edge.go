@@ -12,9 +12,11 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/svc-dev/svc/internal/runtime/docker"
@@ -74,7 +76,11 @@ func benchEdge(ctx context.Context, r *report) error {
 	direct := "http://" + net.JoinHostPort(st.Addr.String(), "8000") + "/"
 	viaEdge := in.URL + "/"
 
-	if err := edgeThroughput(ctx, s, direct, viaEdge, cl.Key); err != nil {
+	cpu := func() (time.Duration, time.Duration) {
+		m, _ := env.srv.Runtime.Metrics(ctx, in.ID)
+		return processCPU(), time.Duration(m.CPUSeconds * float64(time.Second))
+	}
+	if err := edgeThroughput(ctx, s, cpu, direct, viaEdge, cl.Key); err != nil {
 		return err
 	}
 	if err := edgeStreamsMemory(ctx, s, st.Addr.String(), in, cl.Key); err != nil {
@@ -83,11 +89,40 @@ func benchEdge(ctx context.Context, r *report) error {
 	return edgeWake(ctx, s, env, in, cl)
 }
 
-// loadRun is one measured run: requests/s and every latency.
+// loadRun is one measured run: requests/s, every latency, and the CPU
+// time per request of this process (svcd and the load generator) and of
+// the instance's container.
 type loadRun struct {
-	rps float64
-	lat []time.Duration
+	rps      float64
+	lat      []time.Duration
+	procCPU  time.Duration
+	instCPU  time.Duration
+	requests int
 }
+
+// cpuMeter reads the CPU time of this process and of the instance.
+type cpuMeter func() (proc, inst time.Duration)
+
+// measured runs load and attributes the CPU used meanwhile.
+func measured(ctx context.Context, cpu cpuMeter, url, key string, workers int, d time.Duration) (loadRun, error) {
+	p0, i0 := cpu()
+	run, err := load(ctx, url, key, workers, d, 0)
+	p1, i1 := cpu()
+	if n := len(run.lat); n > 0 {
+		run.requests = n
+		run.procCPU = (p1 - p0) / time.Duration(n)
+		run.instCPU = (i1 - i0) / time.Duration(n)
+	}
+	return run, err
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func us(d time.Duration) string { return fmt.Sprintf("%.1f µs", float64(d.Nanoseconds())/1000) }
 
 // load runs workers clients against url for d, each on its own
 // keep-alive connection, and times every request.
@@ -140,24 +175,33 @@ func load(ctx context.Context, url, key string, workers int, d time.Duration, n 
 	return loadRun{rps: float64(len(all)) / time.Since(start).Seconds(), lat: all}, firstErr
 }
 
-func edgeThroughput(ctx context.Context, s *section, direct, viaEdge, key string) error {
+func edgeThroughput(ctx context.Context, s *section, cpu cpuMeter, direct, viaEdge, key string) error {
 	// Warm both paths (connections, caches).
 	for _, u := range []string{direct, viaEdge} {
 		if _, err := load(ctx, u, key, edgeWorkers, 0, 50); err != nil {
 			return err
 		}
 	}
-	var dRuns, eRuns []loadRun
+	relayURL, stopRelay, err := tcpRelay(strings.TrimSuffix(strings.TrimPrefix(direct, "http://"), "/"))
+	if err != nil {
+		return err
+	}
+	defer stopRelay()
+	var dRuns, rRuns, eRuns []loadRun
 	for i := 0; i < edgeRounds; i++ {
-		d, err := load(ctx, direct, "", edgeWorkers, edgeRun, 0)
+		d, err := measured(ctx, cpu, direct, "", edgeWorkers, edgeRun)
 		if err != nil {
 			return err
 		}
-		e, err := load(ctx, viaEdge, key, edgeWorkers, edgeRun, 0)
+		rr, err := measured(ctx, cpu, relayURL, "", edgeWorkers, edgeRun)
 		if err != nil {
 			return err
 		}
-		dRuns, eRuns = append(dRuns, d), append(eRuns, e)
+		e, err := measured(ctx, cpu, viaEdge, key, edgeWorkers, edgeRun)
+		if err != nil {
+			return err
+		}
+		dRuns, rRuns, eRuns = append(dRuns, d), append(rRuns, rr), append(eRuns, e)
 	}
 	best := func(runs []loadRun) loadRun {
 		b := runs[0]
@@ -168,7 +212,7 @@ func edgeThroughput(ctx context.Context, s *section, direct, viaEdge, key string
 		}
 		return b
 	}
-	d, e := best(dRuns), best(eRuns)
+	d, rl, e := best(dRuns), best(rRuns), best(eRuns)
 	// Latency added by the edge: one client, sequential requests.
 	dSeq, err := load(ctx, direct, "", 1, 0, edgeSeq)
 	if err != nil {
@@ -180,11 +224,17 @@ func edgeThroughput(ctx context.Context, s *section, direct, viaEdge, key string
 	}
 	s.line("The test application's `/` (21-byte answer) on a 2/4 instance, straight to the container's address and through the edge (`{id}.localhost`, key checked, X-Svc-Key stripped, gateway token added); the load generator runs in the same process as svcd, on the same %d cores. Throughput: %d keep-alive clients for %s, best of %d alternating runs per side.", runtime.NumCPU(), edgeWorkers, edgeRun, edgeRounds)
 	ratio := e.rps / d.rps
-	s.table([]string{"path", "requests/s", "p50", "p99", "runs (req/s)"}, [][]string{
-		{"direct to the container (baseline)", fmt.Sprintf("%.0f", d.rps), ms(median(d.lat)), ms(percentile(d.lat, 99)), rpsList(dRuns)},
-		{"through the edge", fmt.Sprintf("%.0f", e.rps), ms(median(e.lat)), ms(percentile(e.lat, 99)), rpsList(eRuns)},
-		{"edge / direct", fmt.Sprintf("%.2f", ratio), "", "", ""},
+	s.table([]string{"path", "requests/s", "p50", "p99", "CPU/request: svcd+clients", "CPU/request: container", "runs (req/s)"}, [][]string{
+		{"direct to the container (baseline)", fmt.Sprintf("%.0f", d.rps), ms(median(d.lat)), ms(percentile(d.lat, 99)), us(d.procCPU), us(d.instCPU), rpsList(dRuns)},
+		{"a bare TCP relay in this process (an extra hop, no HTTP)", fmt.Sprintf("%.0f", rl.rps), ms(median(rl.lat)), ms(percentile(rl.lat, 99)), us(rl.procCPU), us(rl.instCPU), rpsList(rRuns)},
+		{"through the edge", fmt.Sprintf("%.0f", e.rps), ms(median(e.lat)), ms(percentile(e.lat, 99)), us(e.procCPU), us(e.instCPU), rpsList(eRuns)},
+		{"edge / direct", fmt.Sprintf("%.2f", ratio), "", "", "", "", ""},
+		{"bare relay / direct", fmt.Sprintf("%.2f", rl.rps/d.rps), "", "", "", "", ""},
 	})
+	edgeCPU := e.procCPU - d.procCPU
+	direct1 := d.procCPU + d.instCPU
+	s.line("CPU (user+system, this process from getrusage, the container from its cgroup) per request: the edge costs %s on top of the load generator's own (%s per request through the edge, %s direct), against %s for the client and the application together on the direct path. On this %d-core host the load generator, the edge, the application and the kernel share the cores, so when every core is busy the edge path can reach at most about %.0f%% of the direct throughput (the direct path's CPU per request over the edge path's); a host whose edge has its own cores does not pay that.",
+		us(edgeCPU), us(e.procCPU), us(d.procCPU), us(direct1), runtime.NumCPU(), 100*float64(direct1)/float64(e.procCPU+e.instCPU))
 	added := median(eSeq.lat) - median(dSeq.lat)
 	s.line("One client, %d sequential requests per side (latency the edge adds):", edgeSeq)
 	s.table([]string{"path", "p50", "p99"}, [][]string{
@@ -250,7 +300,7 @@ func closeAll(conns []net.Conn) {
 
 // memory reads this process's RSS (from /proc) and Go heap in use.
 func memory() (rss, heap uint64) {
-	runtime.GC()
+	debug.FreeOSMemory() // a GC that also returns freed pages, so RSS settles
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	b, _ := os.ReadFile("/proc/self/status")
@@ -403,4 +453,32 @@ func removeImage(digest string) {
 			exec.Command("docker", "rmi", "-f", f[0]).Run()
 		}
 	}
+}
+
+// tcpRelay forwards every connection to addr with two io.Copy: the
+// cheapest possible extra hop, to show what any proxy costs on this host.
+func tcpRelay(addr string) (url string, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				b, err := net.Dial("tcp", addr)
+				if err != nil {
+					return
+				}
+				defer b.Close()
+				go io.Copy(b, c)
+				io.Copy(c, b)
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/", func() { ln.Close() }, nil
 }

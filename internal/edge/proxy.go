@@ -41,15 +41,18 @@ func (e *Edge) newProxy() (*http.Transport, *httputil.ReverseProxy) {
 		// Bodies pass as they are; no response-header timeout, because a
 		// request to a sleeping instance waits for the wake and a turn can
 		// take minutes before its first byte.
+		// The default 4 KB connection buffers: an idle stream holds them
+		// for as long as it lasts, so bigger ones cost memory per stream
+		// more than they save on large bodies.
 		DisableCompression: true,
-		WriteBufferSize:    64 << 10,
-		ReadBufferSize:     64 << 10,
 	}
 	p := &httputil.ReverseProxy{
 		Rewrite:   e.rewrite,
 		Transport: tr,
-		// Flush every write: SSE and other streams pass unbuffered.
-		FlushInterval: -1,
+		// 0: the proxy flushes every write of streaming answers (SSE, and
+		// any answer without a Content-Length, such as a turn's ticking
+		// JSON) and lets fixed-length ones go out whole, in one write.
+		FlushInterval: 0,
 		BufferPool:    bufferPool{},
 		ErrorHandler:  e.proxyError,
 		// Streams cut by either side are routine; keep them out of stderr.
@@ -58,19 +61,23 @@ func (e *Edge) newProxy() (*http.Transport, *httputil.ReverseProxy) {
 	return tr, p
 }
 
-type forwardKey struct{}
-
 // forward sends the request to the target's container and streams the
 // answer back (WebSocket upgrades included).
 func (e *Edge) forward(w http.ResponseWriter, r *http.Request, t target) {
-	ctx := context.WithValue(r.Context(), targetKey{}, holdInfo{req: r.Context(), public: t.public})
-	e.proxy.ServeHTTP(w, r.WithContext(context.WithValue(ctx, forwardKey{}, t)))
+	fw := &forwarding{t: t, hold: holdInfo{req: r.Context(), public: t.public}}
+	e.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), targetKey{}, fw)))
+}
+
+// forwarding travels in the request's context to rewrite and dial.
+type forwarding struct {
+	t    target
+	hold holdInfo
 }
 
 // rewrite makes the outgoing request. The proxy has already dropped
 // hop-by-hop and client-sent X-Forwarded-* headers.
 func (e *Edge) rewrite(pr *httputil.ProxyRequest) {
-	t := pr.In.Context().Value(forwardKey{}).(target)
+	t := pr.In.Context().Value(targetKey{}).(*forwarding).t
 	pr.Out.URL.Scheme = "http"
 	pr.Out.URL.Host = t.in.ID + ":" + strconv.Itoa(t.port)
 	pr.Out.Host = pr.In.Host // the application sees the name it was called by
@@ -103,9 +110,9 @@ func (e *Edge) proxyError(w http.ResponseWriter, r *http.Request, err error) {
 func (e *Edge) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	id, portStr, _ := strings.Cut(addr, ":")
 	port, _ := strconv.Atoi(portStr)
-	hi, _ := ctx.Value(targetKey{}).(holdInfo)
-	if hi.req == nil {
-		hi.req = ctx
+	hi := holdInfo{req: ctx}
+	if fw, ok := ctx.Value(targetKey{}).(*forwarding); ok {
+		hi = fw.hold
 	}
 	mark := e.act.mark(id)
 	if c, err := e.dialRunning(ctx, id, port, false); err == nil {
@@ -230,10 +237,12 @@ func (c *countedConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// bufferPool reuses the 32 KB copy buffers of the proxy.
+// bufferPool reuses the proxy's copy buffers. A stream holds one while it
+// waits for its next bytes; 16 KB keeps idle streams cheap and large
+// bodies still move in few system calls.
 type bufferPool struct{}
 
-var buffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+var buffers = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
 
 func (bufferPool) Get() []byte  { return *buffers.Get().(*[]byte) }
 func (bufferPool) Put(b []byte) { buffers.Put(&b) }
