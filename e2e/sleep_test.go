@@ -283,6 +283,17 @@ func TestSleepAndWake(t *testing.T) {
 		t.Fatalf("held request: %s", b)
 	}
 
+	// Exec is activity: one every 500 ms for 5 s keeps it awake.
+	before = boots(t, env, in.ID)
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+		if _, err := env.Client.Exec(ctx, in.ID, sdk.ExecRequest{Command: "true"}); err != nil {
+			t.Fatalf("exec: %v", err)
+		}
+	}
+	if got, _ := env.Client.Instance(ctx, in.ID); got.Status != "running" || boots(t, env, in.ID) != before {
+		t.Fatalf("slept between execs: %s", got.Status)
+	}
+
 	// PATCH auto_sleep false: it stays awake past the idle timeout.
 	if _, err := env.Client.UpdateInstance(ctx, in.ID, map[string]any{"auto_sleep": false}); err != nil {
 		t.Fatal(err)

@@ -61,6 +61,8 @@ func serveCmd(getenv func(string) string, stdout, stderr io.Writer) *cobra.Comma
 	f.MarkHidden("min-idle-timeout")
 	tlsFlags(f, &cfg, getenv)
 	f.DurationVar(&cfg.WakeTimeout, "wake-timeout", 3*time.Minute, "how long the edge holds a request while its instance wakes")
+	f.DurationVar(&cfg.IdleCheckEvery, "idle-check-every", 10*time.Second, "period of the idle watcher; shorten it for tests only")
+	f.MarkHidden("idle-check-every")
 	return cmd
 }
 
