@@ -45,6 +45,7 @@ type record struct {
 	provider *string
 	metadata json.RawMessage
 	created  int64
+	order    uint64 // position in the store, set by store.add
 	busyKey  string
 	cancel   context.CancelFunc
 

@@ -17,6 +17,9 @@ type store struct {
 	busy    map[string]string // sessionKey -> running response id
 	timers  map[*time.Timer]struct{}
 	closed  bool
+	// added counts records, so "oldest" is exact even when several start
+	// within the same millisecond.
+	added uint64
 }
 
 func newStore(cfg Config) *store {
@@ -34,6 +37,8 @@ func (s *store) add(r *record) error {
 			Message: "a turn is running on this session", Hint: "reattach to response_id, cancel it, or use another session"}
 	}
 	s.dropOldestLocked()
+	s.added++
+	r.order = s.added
 	s.records[r.id] = r
 	s.busy[r.busyKey] = r.id
 	return nil
@@ -49,7 +54,7 @@ func (s *store) dropOldestLocked() {
 			if r.settledAt().IsZero() {
 				continue
 			}
-			if oldest == nil || r.created < oldest.created {
+			if oldest == nil || r.order < oldest.order {
 				oldest = r
 			}
 		}
