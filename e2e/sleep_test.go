@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"strings"
 	"sync"
 	"testing"
@@ -205,6 +206,17 @@ func TestSleepAndWake(t *testing.T) {
 	waitStatus(t, env, in.ID, "sleeping", 30*time.Second)
 	if code, b, _ := fetch(t, hc, "GET", public+"/", nil, nil); code != 200 || b != "hello from port 9000\n" {
 		t.Fatalf("public wake: %d %q", code, b)
+	}
+	// A signed URL minted while it sleeps wakes it when a browser opens it.
+	waitStatus(t, env, in.ID, "sleeping", 30*time.Second)
+	su, err := env.Client.SignedURL(ctx, in.ID, sdk.SignedURLRequest{Port: ptr(9000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Transport: sdk.Transport(), Jar: jar}
+	if code, b, _ := fetch(t, browser, "GET", su.URL, nil, nil); code != 200 || b != "hello from port 9000\n" {
+		t.Fatalf("signed URL of a sleeping instance: %d %q", code, b)
 	}
 	// Exec wakes it.
 	waitStatus(t, env, in.ID, "sleeping", 30*time.Second)

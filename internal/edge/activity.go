@@ -120,3 +120,15 @@ func (a *Activity) Run(ctx context.Context, st *store.Store, every time.Duration
 		}
 	}
 }
+
+// Retain forgets the instances not in live (deleted ones), once their
+// last activity has been flushed.
+func (a *Activity) Retain(live map[string]bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for id, m := range a.m {
+		if !live[id] && m.last.Load() <= m.flushed {
+			delete(a.m, id)
+		}
+	}
+}

@@ -188,10 +188,12 @@ func (e *Edge) await(hi holdInfo, id string, port int, mark *mark) error {
 			return unavailable("the instance is " + in.Status)
 		case in.Status == instance.Sleeping && in.Op == "":
 			_, err := e.instances.Wake(ctx, id)
-			if err != nil && !fault.Is(err, fault.TryAgain) && ctx.Err() == nil {
+			if err == nil {
+				continue // look at the woken instance at once
+			}
+			if !fault.Is(err, fault.TryAgain) && ctx.Err() == nil {
 				e.log.Warn("wake failed", "instance", id, "err", err)
 			}
-			continue
 		case awake(in):
 			if c, err := e.dialRunning(ctx, id, port, true); err == nil {
 				c.Close()

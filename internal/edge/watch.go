@@ -82,6 +82,11 @@ func (w *Watcher) Check(ctx context.Context) error {
 	}
 	now := w.now()
 	seen := map[string]bool{}
+	live := make(map[string]bool, len(all))
+	for _, in := range all {
+		live[in.ID] = true
+	}
+	w.act.Retain(live)
 	for _, in := range all {
 		if in.Status != instance.Running || in.Op != "" {
 			continue
