@@ -240,10 +240,10 @@ func edgeThroughput(ctx context.Context, s *section, cpu cpuMeter, direct, viaEd
 	s.table([]string{"path", "p50", "p99"}, [][]string{
 		{"direct to the container", ms(median(dSeq.lat)), ms(percentile(dSeq.lat, 99))},
 		{"through the edge", ms(median(eSeq.lat)), ms(percentile(eSeq.lat, 99))},
-		{"added by the edge", ms(added), ms(percentile(eSeq.lat, 99) - percentile(dSeq.lat, 99))},
+		{"added by the edge (p50 difference)", ms(added), ""},
 	})
-	s.line("Goals: at least 85%% of direct throughput (measured %.0f%%: %s); under 1 ms added at p50 (measured %s: %s).",
-		ratio*100, verdict(ratio >= 0.85), ms(added), verdict(added < time.Millisecond))
+	s.line("Goals: at least 85%% of direct throughput (measured %.0f%%: %s; a bare TCP relay reaches %.0f%% here); under 1 ms added at p50 (measured %s: %s).",
+		ratio*100, verdict(ratio >= 0.85), 100*rl.rps/d.rps, ms(added), verdict(added < time.Millisecond))
 	return nil
 }
 
