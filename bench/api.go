@@ -190,6 +190,11 @@ type benchServer struct {
 }
 
 func startBenchServer(ctx context.Context) (*benchServer, error) {
+	return startBenchServerWith(ctx, nil)
+}
+
+// startBenchServerWith lets a suite adjust the server's configuration.
+func startBenchServerWith(ctx context.Context, adjust func(*server.Config)) (*benchServer, error) {
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("needs root (loop devices)")
 	}
@@ -197,11 +202,15 @@ func startBenchServer(ctx context.Context) (*benchServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := server.Start(ctx, server.Config{
+	cfg := server.Config{
 		DataDir: dir, Listen: "127.0.0.1:0", RegistryListen: "127.0.0.1:0", AppsDomain: "localhost",
 		Network: "svc", StopGrace: 5 * time.Second, ReconcileEvery: time.Hour,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	srv, err := server.Start(ctx, cfg)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err

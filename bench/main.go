@@ -27,6 +27,7 @@ var suites = []suite{
 	{"registry", benchRegistry},
 	{"agent", benchAgent},
 	{"driver", benchDriver},
+	{"edge", benchEdge},
 	{"gateway", benchGateway},
 }
 

@@ -26,6 +26,7 @@ type proc struct {
 	bin    string
 	data   string
 	listen string
+	args   []string // extra flags of serve
 	cmd    *exec.Cmd
 	client *sdk.Client
 }
@@ -43,7 +44,7 @@ func buildSvcd(t *testing.T) string {
 // start runs svcd with the given failpoints and waits until it serves.
 func (p *proc) start(failpoints string) {
 	p.t.Helper()
-	p.cmd = exec.Command(p.bin, "serve", "--data", p.data, "--listen", p.listen, "--registry-listen", "127.0.0.1:0", "--log-level", "debug")
+	p.cmd = exec.Command(p.bin, append([]string{"serve", "--data", p.data, "--listen", p.listen, "--registry-listen", "127.0.0.1:0", "--log-level", "debug"}, p.args...)...)
 	p.cmd.Env = append(os.Environ(), "SVC_FAILPOINTS="+failpoints)
 	logf, _ := os.OpenFile(filepath.Join(p.data, "svcd.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
@@ -84,6 +85,22 @@ func (p *proc) crashDuring(call func() error) {
 		}
 	case <-time.After(30 * time.Second):
 		p.t.Fatal("svcd did not die at the failpoint")
+	}
+}
+
+// died waits for svcd to die at its armed failpoint on its own (the idle
+// watcher hits it, not a call).
+func (p *proc) died() {
+	p.t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if !strings.Contains(fmt.Sprint(err), "killed") {
+			p.t.Fatalf("svcd exited with %v, want killed; log:\n%s", err, p.log())
+		}
+	case <-time.After(60 * time.Second):
+		p.t.Fatalf("svcd did not die at the failpoint; log:\n%s", p.log())
 	}
 }
 

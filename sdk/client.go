@@ -84,7 +84,8 @@ func parseError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	e := &Error{Status: resp.StatusCode}
 	var raw struct {
-		Error json.RawMessage `json:"error"`
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"` // flat transport errors
 	}
 	if json.Unmarshal(b, &raw) == nil && len(raw.Error) > 0 {
 		var flat string
@@ -97,7 +98,7 @@ func parseError(resp *http.Response) error {
 			ResponseID string `json:"response_id"`
 		}
 		if json.Unmarshal(raw.Error, &flat) == nil {
-			e.Code = flat
+			e.Code, e.Message = flat, raw.Message
 		} else if json.Unmarshal(raw.Error, &full) == nil {
 			e.Code, e.Message, e.Detail = full.Code, full.Message, full.Detail
 			e.Param, e.Hint, e.ResponseID = full.Param, full.Hint, full.ResponseID

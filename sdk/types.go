@@ -194,3 +194,18 @@ type NetworkMetrics struct {
 type List[T any] struct {
 	Data []T `json:"data"`
 }
+
+// SignedURLRequest is the body of POST /v1/instances/{id}/signed-urls.
+// Port defaults to the instance's default route; the URL lives
+// ExpiresInSeconds (default 3600, at most 86400).
+type SignedURLRequest struct {
+	Port             *int `json:"port,omitempty"`
+	ExpiresInSeconds *int `json:"expires_in_seconds,omitempty"`
+}
+
+// SignedURL opens one host of an instance in a browser without a key.
+type SignedURL struct {
+	URL       string `json:"url"`
+	Port      int    `json:"port"`
+	ExpiresAt int64  `json:"expires_at"`
+}

@@ -1,5 +1,6 @@
 // Command svcd is the svc server: `svcd serve` runs the hosting API, the
-// private registry and the reconciler; `svcd admin` holds operator
+// edge, the private registry, the reconciler and the idle watcher; `svcd
+// edge` runs the edge alone next to it; `svcd admin` holds operator
 // commands.
 package main
 
@@ -36,7 +37,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(serveCmd(getenv, stdout, stderr), adminCmd(getenv, stdout))
+	root.AddCommand(serveCmd(getenv, stdout, stderr), edgeCmd(getenv, stdout, stderr), adminCmd(getenv, stdout))
 	return root.ExecuteContext(ctx)
 }
 

@@ -9,8 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/svc-dev/svc/internal/auth"
 	"github.com/svc-dev/svc/internal/server"
 )
@@ -26,6 +28,9 @@ func serveCmd(getenv func(string) string, stdout, stderr io.Writer) *cobra.Comma
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return fmt.Errorf("--log-level: %w", err)
+			}
+			if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
+				return fmt.Errorf("--tls-cert and --tls-key go together")
 			}
 			cfg.Log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 			cfg.Failpoint = failpoints(getenv("SVC_FAILPOINTS"))
@@ -54,6 +59,55 @@ func serveCmd(getenv func(string) string, stdout, stderr io.Writer) *cobra.Comma
 	f.StringVar(&logLevel, "log-level", envOr(getenv, "SVC_LOG_LEVEL", "info"), "debug, info, warn or error")
 	f.IntVar(&cfg.MinIdleTimeout, "min-idle-timeout", 300, "floor of idle_timeout_seconds; lower it for tests only")
 	f.MarkHidden("min-idle-timeout")
+	tlsFlags(f, &cfg, getenv)
+	f.DurationVar(&cfg.WakeTimeout, "wake-timeout", 3*time.Minute, "how long the edge holds a request while its instance wakes")
+	f.DurationVar(&cfg.IdleCheckEvery, "idle-check-every", 10*time.Second, "period of the idle watcher; shorten it for tests only")
+	f.MarkHidden("idle-check-every")
+	return cmd
+}
+
+// tlsFlags are shared by serve and edge.
+func tlsFlags(f *pflag.FlagSet, cfg *server.Config, getenv func(string) string) {
+	f.StringVar(&cfg.TLSCert, "tls-cert", envOr(getenv, "SVC_TLS_CERT", ""), "certificate (PEM) for HTTPS and HTTP/2 on the listener; with --tls-key (env SVC_TLS_CERT)")
+	f.StringVar(&cfg.TLSKey, "tls-key", envOr(getenv, "SVC_TLS_KEY", ""), "private key (PEM) of --tls-cert (env SVC_TLS_KEY)")
+}
+
+// edgeCmd runs the edge role alone.
+func edgeCmd(getenv func(string) string, stdout, stderr io.Writer) *cobra.Command {
+	cfg := server.Config{}
+	var logLevel string
+	cmd := &cobra.Command{
+		Use:   "edge",
+		Short: "Run the edge alone (instance URLs, public ports, wake) next to a svcd serve on the same data directory",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("--log-level: %w", err)
+			}
+			if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
+				return fmt.Errorf("--tls-cert and --tls-key go together")
+			}
+			cfg.Log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+			ctx := cmd.Context()
+			srv, err := server.StartEdge(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			fmt.Fprintf(stdout, "svc edge is serving instance URLs on %s\n", srv.URL)
+			<-ctx.Done()
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.DataDir, "data", envOr(getenv, "SVC_DATA", "./.svc"), "data directory of the installation (env SVC_DATA)")
+	f.StringVar(&cfg.Listen, "listen", envOr(getenv, "SVC_EDGE_LISTEN", "127.0.0.1:7080"), "edge address (env SVC_EDGE_LISTEN)")
+	f.StringVar(&cfg.AppsDomain, "apps-domain", envOr(getenv, "SVC_APPS_DOMAIN", "localhost"), "domain of instance URLs (env SVC_APPS_DOMAIN)")
+	f.StringVar(&cfg.Network, "network", envOr(getenv, "SVC_NETWORK", "svc"), "Docker network of instances")
+	f.StringVar(&logLevel, "log-level", envOr(getenv, "SVC_LOG_LEVEL", "info"), "debug, info, warn or error")
+	f.DurationVar(&cfg.WakeTimeout, "wake-timeout", 3*time.Minute, "how long a request is held while its instance wakes")
+	tlsFlags(f, &cfg, getenv)
 	return cmd
 }
 

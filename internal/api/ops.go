@@ -108,3 +108,16 @@ func (a *API) deletePublicPort(w http.ResponseWriter, r *http.Request) error {
 	}
 	return encode(w, http.StatusOK, sdk.Deleted{Port: port, Deleted: true})
 }
+
+// mintSignedURL answers POST /v1/instances/{id}/signed-urls.
+func (a *API) mintSignedURL(w http.ResponseWriter, r *http.Request) error {
+	var req sdk.SignedURLRequest
+	if err := decode(r, &req, true); err != nil {
+		return err
+	}
+	u, err := a.signed.Mint(r.Context(), Workspace(r.Context()).ID, r.PathValue("id"), req)
+	if err != nil {
+		return err
+	}
+	return encode(w, http.StatusOK, u)
+}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/svc-dev/svc/internal/instance"
 	"github.com/svc-dev/svc/internal/store"
 	"github.com/svc-dev/svc/internal/template"
+	"github.com/svc-dev/svc/sdk"
 )
 
 // API is the hosting API.
@@ -15,12 +17,18 @@ type API struct {
 	st        *store.Store
 	templates *template.Service
 	instances *instance.Service
+	signed    SignedURLs
 	log       *slog.Logger
 }
 
+// SignedURLs mints signed URLs (the edge checks them).
+type SignedURLs interface {
+	Mint(ctx context.Context, ws, id string, req sdk.SignedURLRequest) (sdk.SignedURL, error)
+}
+
 // New returns the hosting API.
-func New(st *store.Store, templates *template.Service, instances *instance.Service, log *slog.Logger) *API {
-	return &API{st: st, templates: templates, instances: instances, log: log}
+func New(st *store.Store, templates *template.Service, instances *instance.Service, signed SignedURLs, log *slog.Logger) *API {
+	return &API{st: st, templates: templates, instances: instances, signed: signed, log: log}
 }
 
 // Handler is the whole route table. Every /v1 route sits behind the key
@@ -50,6 +58,7 @@ func (a *API) Handler() http.Handler {
 	h("POST /v1/instances/{id}/public-ports", a.addPublicPort)
 	h("GET /v1/instances/{id}/public-ports", a.listPublicPorts)
 	h("DELETE /v1/instances/{id}/public-ports/{port}", a.deletePublicPort)
+	h("POST /v1/instances/{id}/signed-urls", a.mintSignedURL)
 
 	h("/v1/", func(w http.ResponseWriter, r *http.Request) error {
 		return fault.NotFoundf("no route for %s %s", r.Method, r.URL.Path)

@@ -3,7 +3,7 @@ package gateway
 import "net/http"
 
 // routes is the whole route table of spec/gateway-api.md plus GET
-// /v1/models (docs/gateway.md).
+// /v1/models and GET /v1/activity (docs/gateway.md).
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	h := func(pattern string, fn handlerFunc) { mux.Handle(pattern, s.handle(fn)) }
@@ -22,6 +22,7 @@ func (s *Server) routes() http.Handler {
 	h("GET /v1/health", s.health)
 	h("GET /v1/version", s.version)
 	h("GET /v1/models", s.models)
+	h("GET /v1/activity", s.activity)
 
 	h("/", func(w http.ResponseWriter, r *http.Request) error {
 		return newError(http.StatusNotFound, "not_found", "no route %s %s", r.Method, r.URL.Path)

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/svc-dev/svc/internal/harness"
 )
@@ -51,6 +52,10 @@ type Server struct {
 	mu      sync.Mutex
 	closing bool
 	closed  sync.Once
+
+	// lastActivity is when a turn last started, emitted or ended (epoch
+	// ms), for GET /v1/activity.
+	lastActivity atomic.Int64
 }
 
 // New returns a gateway serving reg's harnesses.

@@ -54,6 +54,7 @@ func (s *Server) startTurn(req turnRequest, agent string, h harness.Harness, fil
 		s.turns.Done()
 		return nil, err
 	}
+	s.touch()
 	created, _ := json.Marshal(map[string]string{"id": rec.id, "session_id": turn.SessionID})
 	rec.mu.Lock()
 	rec.push(eventCreated, created)
@@ -72,6 +73,7 @@ func (s *Server) startTurn(req turnRequest, agent string, h harness.Harness, fil
 			s.contexts.put(sessionKey(agent, sid), *o.context)
 		}
 		s.records.release(rec)
+		s.touch()
 		rec.settle(o)
 		s.records.finished(rec)
 	}()
@@ -116,6 +118,7 @@ func (s *Server) runHarness(ctx context.Context, h harness.Harness, agent string
 			return fmt.Errorf("event %s: %w", ev.Name, err)
 		}
 		text, _ := data["text"].(string)
+		s.touch()
 		if !rec.emit(ev.Name, b, text) {
 			return errors.New("the turn has ended")
 		}

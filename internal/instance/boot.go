@@ -112,7 +112,7 @@ func (s *Service) fail(ctx context.Context, in store.Instance, op string, fe *fa
 		if cur.Op == op {
 			cur.Op = ""
 		}
-		cur.Status = Failed
+		cur.Status, cur.SleptAt = Failed, nil
 		cur.Reason = s.reason(string(fe.Code), op, fe.Message, detail)
 		return nil
 	})
@@ -122,7 +122,8 @@ func (s *Service) fail(ctx context.Context, in store.Instance, op string, fe *fa
 	return out, fe
 }
 
-// settle ends an operation in status with no failure reason.
+// settle ends an operation in status with no failure reason. slept_at
+// only lives while sleeping or waking.
 func (s *Service) settle(ctx context.Context, id, op, status string) (store.Instance, error) {
 	return s.mutate(ctx, "", id, func(in *store.Instance) error {
 		if in.Op == op {
@@ -130,6 +131,9 @@ func (s *Service) settle(ctx context.Context, id, op, status string) (store.Inst
 		}
 		in.Status = status
 		in.Reason = nil
+		if status != Sleeping && status != Waking {
+			in.SleptAt = nil
+		}
 		return nil
 	})
 }

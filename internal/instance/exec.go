@@ -19,7 +19,7 @@ const (
 	maxExecTimeout    = time.Hour
 )
 
-// Exec runs a command in a running instance. The output (stdout and stderr
+// Exec runs a command in a running (or sleeping, which it wakes) instance. The output (stdout and stderr
 // together) is capped at 512 KB. A string command runs under /bin/sh -c.
 func (s *Service) Exec(ctx context.Context, ws, id string, req sdk.ExecRequest) (sdk.ExecResult, error) {
 	var argv []string
@@ -61,6 +61,15 @@ func (s *Service) Exec(ctx context.Context, ws, id string, req sdk.ExecRequest) 
 	in, err := s.Get(ctx, ws, id)
 	if err != nil {
 		return sdk.ExecResult{}, err
+	}
+	switch {
+	case in.Status == Sleeping && in.Op == "":
+		// Exec wakes a sleeping instance, then runs.
+		if in, err = s.Wake(ctx, id); err != nil {
+			return sdk.ExecResult{}, err
+		}
+	case in.Status == Sleeping || in.Status == Waking:
+		return sdk.ExecResult{}, busy(&in)
 	}
 	if in.Status != Running || in.Op == OpStop || in.Op == OpDelete {
 		return sdk.ExecResult{}, fault.Invalid("exec needs a running instance; this one is %s", in.Status)

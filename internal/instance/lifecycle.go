@@ -12,6 +12,9 @@ import (
 // errSame marks a call the state table answers with the same ack again.
 var errSame = errors.New("same ack")
 
+// errWakeInstead marks a start of a sleeping instance: it wakes.
+var errWakeInstead = errors.New("wake instead")
+
 // take moves an instance into op under the row lock: decide inspects the
 // current row and either returns errSame (nothing to do), another error,
 // or nil after setting the status the operation shows while it runs.
@@ -34,13 +37,15 @@ func (s *Service) take(ctx context.Context, ws, id, op string, decide func(in *s
 	return in, err == nil, err
 }
 
-// Stop halts a running instance; a stopped one acks again.
+// Stop halts a running instance; a stopped one acks again. A sleeping
+// instance (its checkpoint written) stops for good: the checkpoint is
+// discarded and its URLs no longer wake it.
 func (s *Service) Stop(ctx context.Context, ws, id string) (store.Instance, error) {
 	in, taken, err := s.take(ctx, ws, id, OpStop, func(in *store.Instance) error {
 		switch in.Status {
 		case Stopped:
 			return errSame
-		case Running:
+		case Running, Sleeping:
 			return nil
 		}
 		return fault.Invalid("cannot stop an instance that is %s", in.Status)
@@ -57,6 +62,11 @@ func (s *Service) finishStop(ctx context.Context, in store.Instance) (store.Inst
 		s.settleKeep(ctx, in.ID, OpStop)
 		return in, err
 	}
+	if s.cp != nil {
+		if err := s.cp.Discard(ctx, in.ID); err != nil {
+			s.log.Warn("discard checkpoint", "instance", in.ID, "err", err)
+		}
+	}
 	s.failpoint("stop.stopped")
 	return s.settle(ctx, in.ID, OpStop, Stopped)
 }
@@ -71,19 +81,25 @@ func (s *Service) settleKeep(ctx context.Context, id, op string) {
 	})
 }
 
-// Start boots a stopped (or failed) instance; a running one acks again.
-// The container is recreated from the image it already ran if it is gone.
+// Start boots a stopped (or failed) instance; a running one acks again
+// and a sleeping one wakes. The container is recreated from the image it
+// already ran if it is gone.
 func (s *Service) Start(ctx context.Context, ws, id string) (store.Instance, error) {
 	in, taken, err := s.take(ctx, ws, id, OpStart, func(in *store.Instance) error {
 		switch in.Status {
 		case Running:
 			return errSame
+		case Sleeping:
+			return errWakeInstead
 		case Stopped, Failed:
 			in.Status = Starting
 			return nil
 		}
 		return fault.Invalid("cannot start an instance that is %s", in.Status)
 	})
+	if errors.Is(err, errWakeInstead) {
+		return s.Wake(ctx, id)
+	}
 	if err != nil || !taken {
 		return in, err
 	}
@@ -104,10 +120,13 @@ func (s *Service) finishStart(ctx context.Context, in store.Instance) (store.Ins
 // disk and OS layer. Concurrent restarts: one proceeds, the rest try_again.
 func (s *Service) Restart(ctx context.Context, ws, id string) (store.Instance, error) {
 	in, _, err := s.take(ctx, ws, id, OpRestart, func(in *store.Instance) error {
-		if in.Status != Running {
-			return fault.Invalid("cannot restart an instance that is %s; start it instead", in.Status)
+		switch in.Status {
+		case Running:
+			return nil
+		case Sleeping, Waking:
+			return errAsleep(in, "restart")
 		}
-		return nil
+		return fault.Invalid("cannot restart an instance that is %s; start it instead", in.Status)
 	})
 	if err != nil {
 		return in, err

@@ -3,11 +3,11 @@ package instance
 import (
 	"context"
 	"errors"
-	"regexp"
 	"unicode/utf8"
 
 	"github.com/svc-dev/svc/internal/auth"
 	"github.com/svc-dev/svc/internal/fault"
+	"github.com/svc-dev/svc/internal/hostname"
 	"github.com/svc-dev/svc/internal/store"
 	"github.com/svc-dev/svc/sdk"
 )
@@ -22,8 +22,6 @@ const (
 // PublicReserved are the platform ports that cannot be made public.
 var PublicReserved = map[int]bool{3737: true, 9119: true, 7681: true, 8080: true, 6080: true, 7890: true, 22022: true}
 
-var prefixRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,28}[a-z0-9])?$`)
-
 func validPort(p sdk.PortRequest) error {
 	if p.Port < 1 || p.Port > 65535 {
 		return fault.Invalid("port must be between 1 and 65535")
@@ -31,7 +29,7 @@ func validPort(p sdk.PortRequest) error {
 	if PublicReserved[p.Port] {
 		return fault.Invalid("port %d is a platform port and cannot be made public (reserved: 3737, 6080, 7681, 7890, 8080, 9119, 22022)", p.Port)
 	}
-	if p.Prefix != nil && !prefixRE.MatchString(*p.Prefix) {
+	if p.Prefix != nil && !hostname.ValidPrefix(*p.Prefix) {
 		return fault.Invalid("prefix must be 1 to 30 lowercase letters, digits or hyphens, with no leading or trailing hyphen")
 	}
 	if p.Label != nil && utf8.RuneCountInString(*p.Label) > maxLabel {

@@ -6,13 +6,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/svc-dev/svc/internal/fault"
 	"github.com/svc-dev/svc/internal/runtime"
 	"github.com/svc-dev/svc/internal/store"
 )
 
 // Recover finishes the operations a previous process left in flight (its
 // op column is still set): creates and starts are driven to running or
-// failed, stops to stopped, restarts to running, deletes to deleted. Call
+// failed, stops to stopped, restarts to running, deletes to deleted,
+// sleeps to sleeping and wakes to running. Call
 // it once at start, before serving, from the only process owning the
 // runtime. It returns when every operation has settled.
 func (s *Service) Recover(ctx context.Context) error {
@@ -41,6 +43,10 @@ func (s *Service) Recover(ctx context.Context) error {
 				_, err = s.finishRestart(ctx, in)
 			case OpDelete:
 				err = s.finishDelete(ctx, in)
+			case OpSleep:
+				_, err = s.finishSleep(ctx, in)
+			case OpWake:
+				_, err = s.finishWake(ctx, in)
 			default:
 				s.settleKeep(ctx, in.ID, in.Op)
 			}
@@ -118,12 +124,34 @@ func (s *Service) reconcileOne(ctx context.Context, in store.Instance) error {
 			return nil
 		})
 		return err
-	case Stopped, Failed:
+	case Stopped, Failed, Sleeping:
+		// A sleeping instance's container is stopped (or checkpointed):
+		// that is its resting state, only a running one is corrected.
 		if st.State == runtime.Running || st.State == runtime.Restarting {
-			return s.rt.Stop(ctx, in.ID, s.cfg.StopGrace)
+			return s.correct(ctx, in.ID)
 		}
 	}
 	return nil
+}
+
+// correct stops the container of an instance that should not run. It owns
+// the op column meanwhile, so a start or wake racing the reconciler waits
+// (try_again) instead of having its fresh container stopped under it.
+func (s *Service) correct(ctx context.Context, id string) error {
+	_, taken, err := s.take(ctx, "", id, OpCorrect, func(in *store.Instance) error {
+		if in.Status != Stopped && in.Status != Failed && in.Status != Sleeping {
+			return errSame // moved meanwhile
+		}
+		return nil
+	})
+	if err != nil || !taken {
+		if fault.Is(err, fault.TryAgain) {
+			return nil // someone else owns it now
+		}
+		return err
+	}
+	defer s.settleKeep(ctx, id, OpCorrect)
+	return s.rt.Stop(ctx, id, s.cfg.StopGrace)
 }
 
 // Run reconciles every interval until ctx ends.

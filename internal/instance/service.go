@@ -10,6 +10,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/svc-dev/svc/internal/fault"
@@ -37,6 +39,9 @@ const (
 	OpStop    = "stop"
 	OpRestart = "restart"
 	OpDelete  = "delete"
+	OpSleep   = "sleep" // the checkpoint is being written
+	OpWake    = "wake"
+	OpCorrect = "reconcile" // the reconciler stops a container that should not run
 )
 
 // Config tunes the service.
@@ -73,12 +78,21 @@ type Service struct {
 	cfg  Config
 	log  *slog.Logger
 	hook Hooks
+	// cp is the runtime's checkpointing when this host supports it.
+	cp runtime.Checkpointer
+
+	wakeMu    sync.Mutex
+	wakes     map[string]*wakeCall
+	wakeCount atomic.Int64
 }
 
 // Hooks let other parts of svcd observe instances without owning them.
 type Hooks struct {
 	// Activity is called on exec, which keeps an auto-sleep instance awake.
 	Activity func(id string)
+	// Asleep is called when an instance's status turns sleeping, before
+	// its checkpoint is written (the edge stops forwarding to it).
+	Asleep func(id string)
 }
 
 // New returns the service.
@@ -98,7 +112,9 @@ func New(st *store.Store, tpl *template.Service, rt runtime.Driver, cfg Config) 
 	if cfg.Env == nil {
 		cfg.Env = func(store.Instance) map[string]string { return nil }
 	}
-	return &Service{st: st, tpl: tpl, rt: rt, cfg: cfg, log: cfg.Log}
+	s := &Service{st: st, tpl: tpl, rt: rt, cfg: cfg, log: cfg.Log, wakes: map[string]*wakeCall{}}
+	s.cp = checkpointer(rt, s)
+	return s
 }
 
 // SetHooks installs observers; call before serving.

@@ -142,6 +142,25 @@ type Driver interface {
 	List(ctx context.Context) ([]string, error)
 }
 
+// Checkpointer is the optional capability of a driver that can freeze a
+// running container to disk and resume it later (CRIU), so a sleeping
+// instance wakes with its processes and memory. The instance service uses
+// it for auto-sleep when CheckpointSupport says the host can; otherwise
+// sleep stops the container and wake is a fresh boot with files kept.
+type Checkpointer interface {
+	// CheckpointSupport returns nil when this host can checkpoint, or why
+	// it cannot.
+	CheckpointSupport() error
+	// Checkpoint writes the container's processes and memory to disk and
+	// stops it.
+	Checkpoint(ctx context.Context, id string) error
+	// Restore starts the container from its checkpoint; an error leaves it
+	// stopped (the caller boots it fresh).
+	Restore(ctx context.Context, id string) error
+	// Discard removes the checkpoint, if any.
+	Discard(ctx context.Context, id string) error
+}
+
 // HostAddresser is a driver whose containers reach the host at an address
 // (a bridge gateway); svcd serves instance-facing endpoints, such as the
 // managed model, there.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/svc-dev/svc/internal/api"
 	"github.com/svc-dev/svc/internal/auth"
+	"github.com/svc-dev/svc/internal/edge"
 	"github.com/svc-dev/svc/internal/hostname"
 	"github.com/svc-dev/svc/internal/instance"
 	"github.com/svc-dev/svc/internal/modelproxy"
@@ -51,6 +52,17 @@ type Config struct {
 	BootTimeout time.Duration
 	// StopGrace is how long a stop waits before killing (default 10s).
 	StopGrace time.Duration
+	// TLSCert and TLSKey, when set, make the listener serve HTTPS (and
+	// HTTP/2) for the API and the edge.
+	TLSCert, TLSKey string
+	// WakeTimeout bounds how long the edge holds a request while its
+	// instance wakes (default 3m).
+	WakeTimeout time.Duration
+	// IdleCheckEvery is the idle watcher's period (default 10s).
+	IdleCheckEvery time.Duration
+	// ActivityFlushEvery is how often traffic times reach the store for
+	// other processes (default 5s).
+	ActivityFlushEvery time.Duration
 	// ModelUpstream, ModelAPIKey and Model configure the managed model
 	// (an OpenAI-compatible upstream svcd forwards instances' calls to).
 	ModelUpstream string
@@ -76,6 +88,9 @@ type Server struct {
 	Templates *template.Service
 	Registry  *registry.Registry
 	Runtime   runtime.Driver
+	Edge      *edge.Edge
+	Activity  *edge.Activity
+	Watcher   *edge.Watcher
 	Model     *modelproxy.Proxy
 	// ModelURL is the managed model's base URL as instances reach it.
 	ModelURL string
@@ -94,6 +109,12 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.ReconcileEvery == 0 {
 		cfg.ReconcileEvery = 30 * time.Second
+	}
+	if cfg.IdleCheckEvery == 0 {
+		cfg.IdleCheckEvery = 10 * time.Second
+	}
+	if cfg.ActivityFlushEvery == 0 {
+		cfg.ActivityFlushEvery = 5 * time.Second
 	}
 	dataDir, err := filepath.Abs(cfg.DataDir)
 	if err != nil {
@@ -138,7 +159,12 @@ func (s *Server) start(ctx context.Context) error {
 	}
 	reg.SetAddr(regLn.Addr().String())
 	s.Registry = reg
-	s.serve(regLn, reg.Handler())
+	s.serve(regLn, reg.Handler(), false)
+	// A separate `svcd edge` pulls (on a wake that recreates a container)
+	// from where this process serves the registry.
+	if err := s.Store.SetMeta(ctx, "registry_addr", regLn.Addr().String()); err != nil {
+		return err
+	}
 
 	drv, err := docker.New(ctx, docker.Config{DataDir: cfg.DataDir, Install: install, Network: cfg.Network})
 	if err != nil {
@@ -163,16 +189,13 @@ func (s *Server) start(ctx context.Context) error {
 		return fmt.Errorf("managed model listener: %w", err)
 	}
 	s.ModelURL = "http://" + modelLn.Addr().String() + "/v1"
-	s.serve(modelLn, s.Model.Handler())
+	s.serve(modelLn, s.Model.Handler(), false)
 
 	apiLn, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	_, portStr, _ := net.SplitHostPort(apiLn.Addr().String())
-	port, _ := strconv.Atoi(portStr)
-	s.URL = "http://" + loopbackName(apiLn.Addr()) + ":" + portStr
-	names := hostname.Namer{Domain: cfg.AppsDomain, Scheme: "http", Port: port}
+	names := s.names(apiLn)
 
 	s.Templates = template.New(s.Store, importer{reg})
 	s.Instances = instance.New(s.Store, s.Templates, drv, instance.Config{
@@ -201,12 +224,25 @@ func (s *Server) start(ctx context.Context) error {
 		apiLn.Close()
 		return err
 	}
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.cancel = cancel
-	s.wg.Add(1)
+	urls, err := s.startEdge(ctx, names)
+	if err != nil {
+		apiLn.Close()
+		return err
+	}
+	s.Watcher = edge.NewWatcher(s.Store, s.Instances, drv, s.Activity, nil, cfg.Log)
+	runCtx := s.runCtx(ctx)
+	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
 		s.Instances.Run(runCtx, cfg.ReconcileEvery)
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.Activity.Run(runCtx, s.Store, cfg.ActivityFlushEvery, cfg.Log)
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.Watcher.Run(runCtx, cfg.IdleCheckEvery)
 	}()
 
 	key, created, err := auth.Bootstrap(ctx, s.Store, cfg.DataDir)
@@ -217,8 +253,41 @@ func (s *Server) start(ctx context.Context) error {
 	if created {
 		s.Key = key
 	}
-	s.serve(apiLn, api.New(s.Store, s.Templates, s.Instances, cfg.Log).Handler())
+	apiHandler := api.New(s.Store, s.Templates, s.Instances, urls, cfg.Log).Handler()
+	s.serve(apiLn, dispatch(names, s.Edge, apiHandler), cfg.TLSCert != "")
 	return nil
+}
+
+// dispatch sends hosts under the apps domain to the edge and the rest to
+// the API, so one listener serves both.
+func dispatch(names hostname.Namer, edge, api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := names.Parse(r.Host); ok {
+			edge.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
+}
+
+// names sets the server's URL from the listener and returns the namer of
+// instance URLs.
+func (s *Server) names(ln net.Listener) hostname.Namer {
+	_, portStr, _ := net.SplitHostPort(ln.Addr().String())
+	port, _ := strconv.Atoi(portStr)
+	scheme := "http"
+	if s.cfg.TLSCert != "" {
+		scheme = "https"
+	}
+	s.URL = scheme + "://" + loopbackName(ln.Addr()) + ":" + portStr
+	return hostname.Namer{Domain: s.cfg.AppsDomain, Scheme: scheme, Port: port}
+}
+
+// runCtx is the context of the background loops, ended by Close.
+func (s *Server) runCtx(ctx context.Context) context.Context {
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancel
+	return runCtx
 }
 
 // modelEnv points an instance at the managed model with its own token.
@@ -241,13 +310,22 @@ func loopbackName(addr net.Addr) string {
 	return tcp.IP.String()
 }
 
-func (s *Server) serve(ln net.Listener, h http.Handler) {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+// serve answers on ln until Close. There is no read or write timeout:
+// streams through the edge (SSE, WebSocket, downloads) last as long as
+// they last; only slow request headers are cut.
+func (s *Server) serve(ln net.Listener, h http.Handler, tls bool) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	s.servers = append(s.servers, srv)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		var err error
+		if tls {
+			err = srv.ServeTLS(ln, s.cfg.TLSCert, s.cfg.TLSKey) // HTTP/2 included
+		} else {
+			err = srv.Serve(ln)
+		}
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.cfg.Log.Error("serve", "addr", ln.Addr().String(), "err", err)
 		}
 	}()
@@ -262,5 +340,8 @@ func (s *Server) Close() error {
 		srv.Close()
 	}
 	s.wg.Wait()
+	if s.Edge != nil {
+		s.Edge.Close()
+	}
 	return s.Store.Close()
 }

@@ -174,3 +174,10 @@ func (s *Store) SetMetaOnce(ctx context.Context, key, value string) (string, err
 	}
 	return s.Meta(ctx, key)
 }
+
+// SetMeta stores value under key, replacing any earlier value.
+func (s *Store) SetMeta(ctx context.Context, key, value string) error {
+	_, err := s.exec(ctx, s.db, `INSERT INTO meta (key, value) VALUES (?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
+	return err
+}

@@ -32,6 +32,15 @@ type Options struct {
 	ModelUpstream, ModelAPIKey, Model string
 	// Verbose sends svcd's log to the test log.
 	Verbose bool
+	// WakeTimeout bounds the edge's wake hold (default 3m).
+	WakeTimeout time.Duration
+	// IdleCheckEvery is the idle watcher's period (default 200ms in tests).
+	IdleCheckEvery time.Duration
+	// Failpoint is called at named points of long operations; a test can
+	// block in it to hold an operation (a sleep's checkpoint) open.
+	Failpoint func(name string)
+	// TLSCert and TLSKey serve the API and edge over HTTPS.
+	TLSCert, TLSKey string
 }
 
 // Env is a running svcd with one workspace.
@@ -57,6 +66,9 @@ func New(t testing.TB, opts Options) *Env {
 	if opts.ReconcileEvery == 0 {
 		opts.ReconcileEvery = time.Hour
 	}
+	if opts.IdleCheckEvery == 0 {
+		opts.IdleCheckEvery = 200 * time.Millisecond
+	}
 	var out io.Writer = io.Discard
 	if opts.Verbose || os.Getenv("SVC_TEST_VERBOSE") != "" {
 		out = testWriter{t}
@@ -75,6 +87,11 @@ func New(t testing.TB, opts Options) *Env {
 		ModelAPIKey:    opts.ModelAPIKey,
 		Model:          opts.Model,
 		StopGrace:      2 * time.Second,
+		WakeTimeout:    opts.WakeTimeout,
+		IdleCheckEvery: opts.IdleCheckEvery,
+		Failpoint:      opts.Failpoint,
+		TLSCert:        opts.TLSCert,
+		TLSKey:         opts.TLSKey,
 		Log:            slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
@@ -146,4 +163,29 @@ type testWriter struct{ t testing.TB }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// WebApp is an image running the edge's test application on ports (the
+// first is the one to give as the template's default port): plain HTTP,
+// /sse, /ws, /upload, /download, /headers; "boot" in the console at start.
+func WebApp(ports ...int) testimage.Options {
+	list := make([]string, len(ports))
+	for i, p := range ports {
+		list[i] = fmt.Sprint(p)
+	}
+	return testimage.Options{
+		Programs: []testimage.Program{{Package: "github.com/svc-dev/svc/internal/testimage/webapp", Path: "/app"}},
+		Cmd:      []string{"/app", "-ports", strings.Join(list, ",")},
+	}
+}
+
+// Gateway is an image running the real svc-gateway (compiled from this
+// module) on 3737 as its main process, with general-a as its agent; the
+// instance reaches the managed model through svcd.
+func Gateway() testimage.Options {
+	return testimage.Options{
+		Programs: []testimage.Program{{Package: "github.com/svc-dev/svc/cmd/svc-gateway", Path: "/usr/local/bin/svc-gateway"}},
+		Env:      []string{"HOME=/root"},
+		Cmd:      []string{"/usr/local/bin/svc-gateway"},
+	}
 }

@@ -64,6 +64,8 @@ type Driver struct {
 	init bool
 	// ncpu is the host's CPU count; CPU limits are clamped to it.
 	ncpu int
+	// cpErr is why this host cannot checkpoint (nil when it can).
+	cpErr error
 
 	locks keyedMutex
 	disks *disk.Templates
@@ -124,13 +126,15 @@ func New(ctx context.Context, cfg Config) (*Driver, error) {
 	return d, nil
 }
 
-// probe reads the host's CPU count and whether docker-init is available.
+// probe reads the host's CPU count, whether docker-init is available and
+// whether containers can be checkpointed.
 func (d *Driver) probe(ctx context.Context) error {
 	info, err := d.c.Info(ctx, client.InfoOptions{})
 	if err != nil {
 		return fmt.Errorf("docker: info: %w", err)
 	}
 	d.ncpu = info.Info.NCPU
+	d.cpErr = d.checkpointSupport(ctx, info.Info.ExperimentalBuild)
 	v, err := d.c.ServerVersion(ctx, client.ServerVersionOptions{})
 	if err != nil {
 		return fmt.Errorf("docker: version: %w", err)
