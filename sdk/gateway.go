@@ -16,15 +16,11 @@ import (
 // Gateway talks to the gateway an instance serves at its URL (the second
 // API: responses, sessions, files, health, version), through the edge with
 // the workspace key in X-Svc-Key.
-type Gateway struct {
-	URL  string
-	Key  string
-	HTTP *http.Client
-}
+type Gateway struct{ *InstanceClient }
 
 // Gateway returns a client for the gateway at instanceURL with c's key.
 func (c *Client) Gateway(instanceURL string) *Gateway {
-	return &Gateway{URL: strings.TrimRight(instanceURL, "/"), Key: c.Key, HTTP: c.HTTP}
+	return &Gateway{&InstanceClient{BaseURL: strings.TrimRight(instanceURL, "/"), Key: c.Key, HTTP: c.HTTP}}
 }
 
 // ResponseRequest is the body of POST /v1/responses.
@@ -118,23 +114,14 @@ func (s *EventStream) Next() (Event, error) {
 func (s *EventStream) Close() error { return s.body.Close() }
 
 func (g *Gateway) request(ctx context.Context, method, path string, body io.Reader, header ...string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, method, g.URL+path, body)
+	req, err := g.NewRequest(ctx, method, path, body)
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("X-Svc-Key", g.Key)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := g.HTTP.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
-		return nil, parseError(resp)
-	}
-	return resp, nil
+	return g.Send(req)
 }
 
 func (g *Gateway) call(ctx context.Context, method, path string, in, out any) error {

@@ -79,6 +79,12 @@ func (c *InstanceClient) Get(ctx context.Context, path string) (*http.Response, 
 	if err != nil {
 		return nil, err
 	}
+	return c.Send(req)
+}
+
+// Send sends a request and returns the answer if it is 2xx, else the
+// edge's or application's error as an *Error.
+func (c *InstanceClient) Send(req *http.Request) (*http.Response, error) {
 	resp, err := c.Do(req)
 	if err != nil {
 		return nil, err
