@@ -61,6 +61,10 @@ func TestCLI(t *testing.T) {
 			t.Fatalf("%s: %v %q", op, err, out)
 		}
 	}
+	out, err = svc(t, env, "instances", "open-url", in.ID, "--port", "8000", "--ttl", "10m")
+	if err != nil || !strings.Contains(out, in.ID+"-8000.localhost") || !strings.Contains(out, "svc_token=") {
+		t.Fatalf("open-url: %v %q", err, out)
+	}
 	out, err = svc(t, env, "instances", "logs", in.ID, "--tail", "5")
 	if err != nil {
 		t.Fatalf("logs: %v %q", err, out)

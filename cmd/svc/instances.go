@@ -237,6 +237,33 @@ func instancesCmd(c *cli) *cobra.Command {
 	logs.Flags().IntVar(&tail, "tail", 0, "only the last N lines")
 	logs.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new output")
 
-	cmd.AddCommand(create, list, get, stop, start, restart, del, exec, logs)
+	var port int
+	var ttl time.Duration
+	signed := &cobra.Command{
+		Use: "open-url ID", Short: "Print a signed URL that opens the instance (or --port) in a browser without the key", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cl, err := c.client()
+			if err != nil {
+				return err
+			}
+			req := sdk.SignedURLRequest{}
+			if port != 0 {
+				req.Port = &port
+			}
+			if ttl != 0 {
+				secs := int(ttl.Seconds())
+				req.ExpiresInSeconds = &secs
+			}
+			u, err := cl.SignedURL(cmd.Context(), args[0], req)
+			if err != nil {
+				return err
+			}
+			return c.print(u, func(w *tabwriter.Writer) { fmt.Fprintln(w, u.URL) })
+		},
+	}
+	signed.Flags().IntVar(&port, "port", 0, "instance port (default: the template's default port)")
+	signed.Flags().DurationVar(&ttl, "ttl", 0, "lifetime of the URL (default 1h, at most 24h)")
+
+	cmd.AddCommand(create, list, get, stop, start, restart, del, exec, logs, signed)
 	return cmd
 }
