@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"time"
 
 	"github.com/svc-dev/svc/images"
@@ -20,9 +21,17 @@ var contextTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 // GatewayFile is the name of the svc-gateway binary in a build context.
 const GatewayFile = "svc-gateway"
 
+// HostCADir is where a build context carries the host's local CA
+// certificates, for Dockerfiles that name it (see hostCAs).
+const HostCADir = "host-ca"
+
+// hostCAPattern finds the host's local CA certificates (Debian's place).
+var hostCAPattern = "/usr/local/share/ca-certificates/*.crt"
+
 // buildContext writes the tar the engine builds name from: the files of
-// images/<name> (scripts, found by their #! line, executable) and, when
-// gateway is not empty, that binary as svc-gateway.
+// images/<name> (scripts, found by their #! line, executable), the host's
+// CAs when the Dockerfile copies host-ca/, and, when gateway is not empty,
+// that binary as svc-gateway.
 func buildContext(w io.Writer, name, gateway string) error {
 	tw := tar.NewWriter(w)
 	sub, err := fs.Sub(images.FS, name)
@@ -45,6 +54,12 @@ func buildContext(w io.Writer, name, gateway string) error {
 	if err != nil {
 		return fmt.Errorf("build context of %s: %w", name, err)
 	}
+	df, _ := fs.ReadFile(sub, "Dockerfile")
+	if bytes.Contains(df, []byte(HostCADir+"/")) {
+		if err := hostCAs(tw); err != nil {
+			return fmt.Errorf("build context of %s: %w", name, err)
+		}
+	}
 	if gateway != "" {
 		data, err := os.ReadFile(gateway)
 		if err != nil {
@@ -55,6 +70,30 @@ func buildContext(w io.Writer, name, gateway string) error {
 		}
 	}
 	return tw.Close()
+}
+
+// hostCAs adds the host's local CA certificates under host-ca/. Behind a
+// proxy that intercepts TLS, a build step fetching over HTTPS (npm) trusts
+// what the host trusts. Only build stages copy them: published images never
+// carry them.
+func hostCAs(tw *tar.Writer) error {
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: HostCADir + "/", Mode: 0o755, ModTime: contextTime}); err != nil {
+		return err
+	}
+	files, err := filepath.Glob(hostCAPattern)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		if err := writeFile(tw, HostCADir+"/"+filepath.Base(f), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func modeOf(data []byte) int64 {
