@@ -27,6 +27,7 @@ var suites = []suite{
 	{"agent", benchAgent},
 	{"driver", benchDriver},
 	{"gateway", benchGateway},
+	{"images", benchImages},
 }
 
 func main() {

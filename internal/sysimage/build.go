@@ -23,6 +23,15 @@ import (
 // empty), after the Debian root and base, and returns them in catalog
 // order.
 func (b *Builder) Build(ctx context.Context, names ...string) ([]Built, error) {
+	imgs, err := b.BuildWithBase(ctx, names...)
+	if err != nil {
+		return nil, err
+	}
+	return imgs[1:], nil
+}
+
+// BuildWithBase is Build, with base first in the result.
+func (b *Builder) BuildWithBase(ctx context.Context, names ...string) ([]Built, error) {
 	if len(names) == 0 {
 		names = Names()
 	}
@@ -39,7 +48,7 @@ func (b *Builder) Build(ctx context.Context, names ...string) ([]Built, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Built
+	out := []Built{base}
 	for _, n := range Names() {
 		if !slices.Contains(names, n) {
 			continue
@@ -86,6 +95,7 @@ func (b *Builder) build(ctx context.Context, name string, args map[string]string
 		Tags:        []string{ref},
 		Version:     build.BuilderV1,
 		Remove:      true,
+		NoCache:     b.NoCache,
 		ForceRemove: true,
 		BuildArgs:   buildArgs,
 		Labels:      labels,
@@ -105,12 +115,12 @@ func (b *Builder) build(ctx context.Context, name string, args map[string]string
 	if err != nil {
 		return Built{}, err
 	}
-	img := Built{Name: name, ID: res.ID, Size: res.Size, Cached: res.ID == before}
+	img := Built{Name: name, ID: res.ID, Size: res.Size, Cached: res.ID == before, Took: time.Since(start)}
 	how := ""
 	if img.Cached {
 		how = ", unchanged"
 	}
-	b.logf("%s: built %s (%s) in %s%s", name, short(img.ID), megabytes(img.Size), time.Since(start).Round(100*time.Millisecond), how)
+	b.logf("%s: built %s (%s) in %s%s", name, short(img.ID), megabytes(img.Size), img.Took.Round(100*time.Millisecond), how)
 	return img, nil
 }
 

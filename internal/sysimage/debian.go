@@ -59,7 +59,7 @@ func (b *Builder) debian(ctx context.Context) (string, error) {
 			return b.imageID(ctx, DebianRef)
 		}
 		b.logf("debian: pull failed (%v); making the root with debootstrap", firstLine(perr.Error()))
-		if err := b.debootstrap(ctx, tarball); err != nil {
+		if err := b.Debootstrap(ctx, tarball); err != nil {
 			return "", err
 		}
 	}
@@ -81,10 +81,11 @@ func (b *Builder) pull(ctx context.Context, ref string) error {
 	return resp.Wait(ctx)
 }
 
-// debootstrap makes a minbase bookworm root, slims it and writes it as a
+// Debootstrap makes a minbase bookworm root, slims it and writes it as a
 // tar to tarball (through a temporary name, so a crash leaves no half
-// file in the cache).
-func (b *Builder) debootstrap(ctx context.Context, tarball string) error {
+// file in the cache). Builds call it when the engine has no Debian image
+// and none can be pulled; the bench times it.
+func (b *Builder) Debootstrap(ctx context.Context, tarball string) error {
 	if _, err := exec.LookPath("debootstrap"); err != nil {
 		return errors.New("debian: no registry answered and debootstrap is not installed (apt-get install debootstrap; scripts/setup.sh does it)")
 	}

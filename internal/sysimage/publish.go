@@ -35,6 +35,11 @@ type Published struct {
 	// New reports a release made by this call; false means the latest
 	// release already holds this image and nothing was published.
 	New bool
+	// Stored is the image's size in the registry (config and compressed
+	// layers) when New.
+	Stored int64
+	// Took is how long saving and storing the image took, when New.
+	Took time.Duration
 }
 
 // Publish makes img the newest release of its template unless it already
@@ -92,7 +97,7 @@ func (p *Publisher) Publish(ctx context.Context, img Built) (Published, error) {
 		}
 		p.logf("%s: published %s (%s, %s stored) in %s", img.Name, rel.ImageRef, short(stored.Digest),
 			megabytes(stored.SizeBytes), time.Since(start).Round(100*time.Millisecond))
-		return Published{Release: rel, New: true}, nil
+		return Published{Release: rel, New: true, Stored: stored.SizeBytes, Took: time.Since(start)}, nil
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/moby/moby/client"
 
@@ -59,6 +60,9 @@ type Builder struct {
 	Progress io.Writer
 	// Verbose sends every line of build output to Progress.
 	Verbose bool
+	// NoCache builds every step again instead of using the engine's cache
+	// (the bench's cold builds).
+	NoCache bool
 
 	mu sync.Mutex
 }
@@ -72,6 +76,8 @@ type Built struct {
 	Size int64
 	// Cached reports that every step came from the engine's cache.
 	Cached bool
+	// Took is how long the build took.
+	Took time.Duration
 }
 
 // DefaultCacheDir is $SVC_IMAGE_CACHE, else svc/images under the user's
