@@ -15,22 +15,31 @@ LDFLAGS += -X github.com/svc-dev/svc/internal/gateway.Version=$(GATEWAY_VERSION)
 endif
 TESTFLAGS ?=
 
-.PHONY: help run build test bench lint setup clean assets
+.PHONY: help run build images test test-images bench lint setup clean assets
 
 help: ## list the targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 build: ## build svcd, svc and svc-gateway into bin/
 	@mkdir -p $(BIN)
-	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
 
-run: build ## set up what is missing and start svcd with the embedded defaults
+run: build ## set up what is missing, build the system images not yet in $(DATA), start svcd
 	@scripts/setup.sh run
+	$(BIN)/svcd admin images build --data $(DATA) --missing
 	$(BIN)/svcd serve --data $(DATA) --listen $(LISTEN)
+
+images: build ## build the eight system images; publish each that changed into $(DATA) (IMAGES="a b" for some)
+	@scripts/setup.sh images
+	$(BIN)/svcd admin images build --data $(DATA) $(IMAGES)
 
 test: ## set up what is missing and run every test (real dockerd, SQLite, chromium)
 	@scripts/setup.sh test
 	SVC_TEST_DOCKER=1 SVC_TEST_BROWSER=1 $(GO) test -count=1 -timeout 60m $(TESTFLAGS) ./...
+
+test-images: ## build all eight system images and test each (slow the first time)
+	@scripts/setup.sh test
+	SVC_TEST_DOCKER=1 SVC_TEST_ALL_IMAGES=1 $(GO) test -count=1 -timeout 60m -run TestAllImages -v ./internal/sysimage/
 
 bench: build ## run the benchmarks and rewrite bench/RESULTS.md
 	@scripts/setup.sh bench

@@ -29,6 +29,7 @@ var suites = []suite{
 	{"driver", benchDriver},
 	{"edge", benchEdge},
 	{"gateway", benchGateway},
+	{"images", benchImages},
 }
 
 func main() {

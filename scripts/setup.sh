@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs and starts what svc needs on a Debian machine, skipping what is
-# already there. Usage: scripts/setup.sh [run|test|bench]
+# already there. Usage: scripts/setup.sh [run|images|test|bench]
 set -euo pipefail
 
 want=${1:-run}
@@ -52,13 +52,15 @@ start_docker() {
 }
 
 # Everything svcd needs at run time: Docker, mkfs.ext4 and losetup for the
-# instance disks.
+# instance disks; debootstrap makes the system images' Debian root where no
+# registry can be pulled from (docs/images.md).
 pkg e2fsprogs mkfs.ext4
 pkg mount losetup
+pkg debootstrap /usr/sbin/debootstrap
 start_docker
 
 case "$want" in
-run) ;;
+run | images) ;;
 test | bench)
 	# Test images are a static busybox plus test programs.
 	pkg busybox-static /bin/busybox

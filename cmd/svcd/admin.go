@@ -17,7 +17,7 @@ import (
 // directly, whether or not svcd is running.
 func adminCmd(getenv func(string) string, stdout io.Writer) *cobra.Command {
 	var dataDir string
-	cmd := &cobra.Command{Use: "admin", Short: "Operator commands: workspaces, keys, wallets"}
+	cmd := &cobra.Command{Use: "admin", Short: "Operator commands: workspaces, keys, wallets, system images"}
 	cmd.PersistentFlags().StringVar(&dataDir, "data", envOr(getenv, "SVC_DATA", "./.svc"), "data directory (env SVC_DATA)")
 	open := func(ctx context.Context) (*store.Store, error) {
 		return store.Open(ctx, filepath.Join(dataDir, "svc.db"))
@@ -130,6 +130,6 @@ func adminCmd(getenv func(string) string, stdout io.Writer) *cobra.Command {
 	wallet := &cobra.Command{Use: "wallet", Short: "Manage wallets"}
 	wallet.AddCommand(credit)
 
-	cmd.AddCommand(ws, key, wallet)
+	cmd.AddCommand(ws, key, wallet, imagesCmd(&dataDir, stdout))
 	return cmd
 }

@@ -74,3 +74,31 @@ func isNotFound(err error) bool {
 	var terr *transport.Error
 	return errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound
 }
+
+// ConfigDigest returns the config digest of the image manifest repo@digest:
+// the image ID an engine gives the image. svcd's image builder compares it
+// with a fresh build to publish only images that changed.
+func (r *Registry) ConfigDigest(ctx context.Context, repo, digest string) (string, error) {
+	if err := ValidRepo(repo); err != nil {
+		return "", err
+	}
+	if err := validDigest(digest); err != nil {
+		return "", err
+	}
+	lr, err := r.localRepo(repo)
+	if err != nil {
+		return "", err
+	}
+	img, err := remote.Image(lr.Digest(digest), r.localOptions(ctx)...)
+	if err != nil {
+		if isNotFound(err) {
+			return "", fault.NotFoundf("image %s@%s not found", repo, digest)
+		}
+		return "", fmt.Errorf("registry: read %s@%s: %w", repo, digest, err)
+	}
+	cfg, err := img.ConfigName()
+	if err != nil {
+		return "", fmt.Errorf("registry: config of %s@%s: %w", repo, digest, err)
+	}
+	return cfg.String(), nil
+}

@@ -41,6 +41,11 @@ type Config struct {
 	Addr string
 	// Logger receives distribution's warnings and errors; nil discards them.
 	Logger *slog.Logger
+	// TmpDir is where archives are spooled while imported. Empty means
+	// Dir/tmp, which New clears (leftovers of a crash). Another process
+	// opening the same Dir next to a running svcd (svcd admin images) gives
+	// its own, so neither clears the other's imports.
+	TmpDir string
 }
 
 // Auth is a registry credential (HTTP basic auth). Its fields match
@@ -86,10 +91,13 @@ func New(ctx context.Context, cfg Config) (_ *Registry, err error) {
 		return nil, fmt.Errorf("registry: %w", err)
 	}
 	storeDir := filepath.Join(dir, "store")
-	tmpDir := filepath.Join(dir, "tmp")
-	// tmp holds archives being imported; leftovers of a crash are garbage.
-	if err := os.RemoveAll(tmpDir); err != nil {
-		return nil, fmt.Errorf("registry: clear %s: %w", tmpDir, err)
+	tmpDir := cfg.TmpDir
+	if tmpDir == "" {
+		tmpDir = filepath.Join(dir, "tmp")
+		// tmp holds archives being imported; leftovers of a crash are garbage.
+		if err := os.RemoveAll(tmpDir); err != nil {
+			return nil, fmt.Errorf("registry: clear %s: %w", tmpDir, err)
+		}
 	}
 	for _, d := range []string{storeDir, tmpDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {

@@ -214,3 +214,22 @@ func (s *Store) release(ctx context.Context, query string, args ...any) (Release
 	}
 	return r, err
 }
+
+// Releases lists a system template's releases, newest first.
+func (s *Store) Releases(ctx context.Context, name string) ([]Release, error) {
+	rows, err := s.query(ctx, s.db, `SELECT name, tag, image_ref, image_digest, repo, created FROM system_releases
+		WHERE name = ? ORDER BY created DESC, tag DESC`, name)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Release
+	for rows.Next() {
+		var r Release
+		if err := rows.Scan(&r.Name, &r.Tag, &r.ImageRef, &r.ImageDigest, &r.Repo, &r.Created); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,188 @@
+package sysimage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/build"
+	"github.com/moby/moby/api/types/jsonstream"
+	"github.com/moby/moby/client"
+
+	"github.com/svc-dev/svc/internal/template"
+)
+
+// Build builds the named system templates (every one when names is
+// empty), after the Debian root and base, and returns them in catalog
+// order.
+func (b *Builder) Build(ctx context.Context, names ...string) ([]Built, error) {
+	imgs, err := b.BuildWithBase(ctx, names...)
+	if err != nil {
+		return nil, err
+	}
+	return imgs[1:], nil
+}
+
+// BuildWithBase is Build, with base first in the result.
+func (b *Builder) BuildWithBase(ctx context.Context, names ...string) ([]Built, error) {
+	if len(names) == 0 {
+		names = Names()
+	}
+	for _, n := range names {
+		if _, ok := template.SystemByName(n); !ok {
+			return nil, fmt.Errorf("%q is not a system template (one of %s)", n, strings.Join(Names(), ", "))
+		}
+	}
+	debian, err := b.debian(ctx)
+	if err != nil {
+		return nil, err
+	}
+	base, err := b.build(ctx, Base, map[string]string{"DEBIAN": debian}, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	out := []Built{base}
+	for _, n := range Names() {
+		if !slices.Contains(names, n) {
+			continue
+		}
+		sys, _ := template.SystemByName(n)
+		gateway := ""
+		if sys.Gateway() {
+			if gateway = b.Gateway; gateway == "" {
+				return nil, fmt.Errorf("%s runs svc-gateway: say where its binary is", n)
+			}
+		}
+		img, err := b.build(ctx, n, map[string]string{"BASE": base.ID}, gateway, b.Labels)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, img)
+	}
+	return out, nil
+}
+
+// build builds one image from images/<name> and tags it svc/<name>:latest.
+func (b *Builder) build(ctx context.Context, name string, args map[string]string, gateway string, labels map[string]string) (Built, error) {
+	unlock, err := lockFile(ctx, filepath.Join(b.cacheDir(), "build.lock"))
+	if err != nil {
+		return Built{}, err
+	}
+	defer unlock()
+	ref := EngineRepo(name) + ":latest"
+	before, err := b.imageID(ctx, ref)
+	if err != nil && !cerrdefs.IsNotFound(err) {
+		return Built{}, err
+	}
+
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(buildContext(pw, name, gateway)) }()
+	defer pr.Close()
+	buildArgs := map[string]*string{}
+	for k, v := range args {
+		buildArgs[k] = &v
+	}
+	start := time.Now()
+	b.logf("%s: building", name)
+	resp, err := b.Docker.ImageBuild(ctx, pr, client.ImageBuildOptions{
+		Tags:        []string{ref},
+		Version:     build.BuilderV1,
+		Remove:      true,
+		NoCache:     b.NoCache,
+		ForceRemove: true,
+		BuildArgs:   buildArgs,
+		Labels:      labels,
+	})
+	if err != nil {
+		return Built{}, fmt.Errorf("build %s: %w", name, err)
+	}
+	defer resp.Body.Close()
+	out := &buildOutput{b: b, name: name, start: start}
+	if err := readStream(resp.Body, out.message); err != nil {
+		return Built{}, fmt.Errorf("build %s: %w%s", name, err, out.tailText())
+	}
+	if out.id == "" {
+		return Built{}, fmt.Errorf("build %s: the engine reported no image%s", name, out.tailText())
+	}
+	res, err := b.Docker.ImageInspect(ctx, out.id)
+	if err != nil {
+		return Built{}, err
+	}
+	img := Built{Name: name, ID: res.ID, Size: res.Size, Cached: res.ID == before, Took: time.Since(start)}
+	how := ""
+	if img.Cached {
+		how = ", unchanged"
+	}
+	b.logf("%s: built %s (%s) in %s%s", name, short(img.ID), megabytes(img.Size), img.Took.Round(100*time.Millisecond), how)
+	return img, nil
+}
+
+// buildOutput turns the engine's build stream into progress lines: one per
+// Dockerfile step, everything in verbose mode, and the last lines kept for
+// an error.
+type buildOutput struct {
+	b     *Builder
+	name  string
+	start time.Time
+	id    string
+	tail  []string
+}
+
+func (o *buildOutput) message(m jsonstream.Message) {
+	if m.Aux != nil {
+		var aux struct{ ID string }
+		if json.Unmarshal(*m.Aux, &aux) == nil && aux.ID != "" {
+			o.id = aux.ID
+		}
+	}
+	for _, line := range strings.Split(strings.TrimRight(m.Stream, "\n"), "\n") {
+		line = ansiRE.ReplaceAllString(strings.TrimRight(line, "\r "), "")
+		if line == "" {
+			continue
+		}
+		if o.tail = append(o.tail, line); len(o.tail) > 30 {
+			o.tail = o.tail[1:]
+		}
+		switch {
+		case o.b.Verbose:
+			o.b.logf("  %s | %s", o.name, line)
+		case strings.HasPrefix(line, "Step "):
+			o.b.logf("  %s %6s  %s", o.name, "+"+time.Since(o.start).Round(time.Second).String(), clip(line, 110))
+		}
+	}
+}
+
+func (o *buildOutput) tailText() string {
+	if len(o.tail) == 0 {
+		return ""
+	}
+	return "\n" + strings.Join(o.tail, "\n")
+}
+
+// ansiRE matches the colour codes the engine wraps a step's stderr in.
+var ansiRE = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
+// short is an image ID's first 12 hex digits, as docker prints it.
+func short(id string) string {
+	id = strings.TrimPrefix(id, "sha256:")
+	if len(id) > 12 {
+		id = id[:12]
+	}
+	return id
+}
+
+func megabytes(n int64) string { return fmt.Sprintf("%.0f MB", float64(n)/1e6) }
