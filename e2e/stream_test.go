@@ -221,3 +221,31 @@ func TestEdgeTLS(t *testing.T) {
 		t.Fatalf("signed URL over TLS: %d %v", code, h)
 	}
 }
+
+// TestEdgeEarlyAnswer: an application that starts its answer before the
+// edge has read the end of the request body (the gateway does this with
+// every turn) gets its whole answer relayed; an HTTP/1 server would
+// otherwise close the request body under the proxy and cut the stream.
+func TestEdgeEarlyAnswer(t *testing.T) {
+	env := svctest.New(t, svctest.Options{})
+	env.Template("webapp", svctest.WebApp(8000), 8000)
+	ctx := context.Background()
+	in, err := env.Client.CreateInstance(ctx, sdk.CreateInstance{Template: "webapp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ic := env.Client.InstanceClient(in)
+	for i := 0; i < 40; i++ {
+		req, _ := ic.NewRequest(ctx, "POST", "/early", strings.NewReader(`{"n":5}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := ic.Send(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || strings.Count(string(b), "event: tick") != 5 {
+			t.Fatalf("request %d: %v after %q", i, err, b)
+		}
+	}
+}

@@ -83,6 +83,7 @@ type Catalog struct {
 	models  []ModelInfo
 	checked time.Time
 	healthy bool
+	err     error // the last probe's failure, nil when it answered
 }
 
 // NewCatalog caches answers for ttl (default 30 seconds).
@@ -113,6 +114,7 @@ func (c *Catalog) refresh(ctx context.Context) {
 	}
 	c.checked = time.Now()
 	c.healthy = err == nil || status == http.StatusNotFound
+	c.err = err
 	if err == nil {
 		c.models = models
 	}
@@ -145,4 +147,13 @@ func (c *Catalog) Window(ctx context.Context, model string) int64 {
 		}
 	}
 	return 0
+}
+
+// Err is why the last probe of the endpoint failed (a turn error with the
+// endpoint's message and hint), nil when it answered.
+func (c *Catalog) Err(ctx context.Context) error {
+	c.refresh(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
 }

@@ -65,6 +65,11 @@ func (e *Edge) newProxy() (*http.Transport, *httputil.ReverseProxy) {
 // answer back (WebSocket upgrades included).
 func (e *Edge) forward(w http.ResponseWriter, r *http.Request, t target) {
 	fw := &forwarding{t: t, hold: holdInfo{req: r.Context(), public: t.public}}
+	// An HTTP/1 server otherwise drains and closes the request body when
+	// the answer starts; an application that answers before the transport
+	// has read the body's end (a gateway streaming a turn, an upload
+	// refused early) would then see its connection cut mid-answer.
+	http.NewResponseController(w).EnableFullDuplex()
 	e.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), targetKey{}, fw)))
 }
 

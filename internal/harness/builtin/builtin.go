@@ -16,6 +16,7 @@ import (
 
 	"github.com/svc-dev/svc/internal/agent"
 	"github.com/svc-dev/svc/internal/agent/session"
+	"github.com/svc-dev/svc/internal/harness"
 )
 
 // DefaultWindow is the context window assumed for a model whose window
@@ -163,4 +164,16 @@ func EndpointEffort(level string) string {
 		return "xhigh"
 	}
 	return level
+}
+
+// NoModel is the error of a turn that names no model when none is
+// configured and the endpoint lists none: the endpoint's own failure when
+// its model list failed (the managed model says how to configure it),
+// else a hint to set SVC_MODEL.
+func (b *Base) NoModel(ctx context.Context) error {
+	if err := b.Catalog.Err(ctx); err != nil {
+		return err
+	}
+	return &harness.Error{Code: "agent_error", Message: "no model configured and the endpoint lists none",
+		Hint: "set " + agent.EnvModel + " to a model id the endpoint serves"}
 }

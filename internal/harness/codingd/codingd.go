@@ -80,9 +80,11 @@ func (h *Harness) Run(ctx context.Context, turn harness.Turn, emit func(harness.
 		model = cfg.Model
 	}
 	if model == "" {
-		if ms := h.b.Catalog.Models(ctx); len(ms) > 0 {
-			model = ms[0].ID
+		ms := h.b.Catalog.Models(ctx)
+		if len(ms) == 0 {
+			return harness.Result{SessionID: id}, h.b.NoModel(ctx)
 		}
+		model = ms[0].ID
 	}
 	effort := turn.ReasoningEffort
 	if effort == "" {

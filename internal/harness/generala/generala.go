@@ -105,8 +105,7 @@ func (h *Harness) model(ctx context.Context, requested string) (string, error) {
 	if ms := h.b.Catalog.Models(ctx); len(ms) > 0 {
 		return ms[0].ID, nil
 	}
-	return "", &harness.Error{Code: "agent_error", Message: "no model configured and the endpoint lists none",
-		Hint: "set " + agent.EnvModel + " to a model id the endpoint serves"}
+	return "", h.b.NoModel(ctx)
 }
 
 // Models lists the configured default first, then what the endpoint lists.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/svc-dev/svc/internal/agent"
 	"github.com/svc-dev/svc/internal/harness"
 )
 
@@ -66,8 +65,7 @@ func (h *Harness) defaultModel(ctx context.Context) (string, error) {
 			return m.ID, nil
 		}
 	}
-	return "", &harness.Error{Code: "agent_error", Message: "no model configured and the endpoint lists none",
-		Hint: "set " + agent.EnvModel + " to a model id the endpoint serves"}
+	return "", h.b.NoModel(ctx)
 }
 
 // Healthy is true when a model endpoint is configured and its /models

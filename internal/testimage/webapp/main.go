@@ -76,6 +76,24 @@ func handler(port string) http.Handler {
 			}
 		}
 	})
+	// /early decodes a JSON body and starts a streamed answer at once, as
+	// the gateway does with a turn: the decoder may leave the body's end
+	// unread when the answer begins.
+	mux.HandleFunc("/early", func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ N int }
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		http.NewResponseController(w).Flush()
+		for i := 0; i < in.N; i++ {
+			time.Sleep(5 * time.Millisecond)
+			fmt.Fprintf(w, "event: tick\ndata: {\"i\":%d}\n\n", i)
+			http.NewResponseController(w).Flush()
+		}
+	})
 	// /ws echoes every WebSocket message.
 	mux.Handle("/ws", websocket.Server{Handler: func(c *websocket.Conn) {
 		c.MaxPayloadBytes = 64 << 20
