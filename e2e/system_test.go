@@ -197,7 +197,11 @@ func TestSystemTemplateChat(t *testing.T) {
 		return notTitle(r) && strings.Contains(messagesText(r), "Hi from chat.")
 	}, Content: "Continued."})
 	if out := svcCLI(t, env, "chat", in.ID, "--session", sid, "and again"); !strings.Contains(out, "Continued.") {
-		t.Fatalf("svc chat --session: %q", out)
+		reqs := model.Requests()
+		for _, r := range reqs[max(0, len(reqs)-3):] {
+			t.Logf("request %s: %q", r.Header.Get(harness.PurposeHeader), messagesText(r))
+		}
+		t.Fatalf("svc chat --session %s: %q", sid, out)
 	}
 
 	if err := env.Client.DeleteInstance(ctx, in.ID); err != nil {

@@ -69,6 +69,11 @@ func (p *Proxy) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	up.Header.Set("Content-Type", "application/json")
+	if call.Purpose != "" {
+		// Passed on so an upstream (a scripted one in tests, a proxy that
+		// meters) can tell side calls such as titles from turns.
+		up.Header.Set(harness.PurposeHeader, call.Purpose)
+	}
 	if p.cfg.APIKey != "" {
 		up.Header.Set("Authorization", "Bearer "+p.cfg.APIKey)
 	}

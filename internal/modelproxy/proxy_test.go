@@ -111,7 +111,7 @@ func TestStreamRelayedAndMetered(t *testing.T) {
 		t.Fatalf("relayed %q", text)
 	}
 	reqs := f.upstream.Requests()
-	if len(reqs) != 1 || reqs[0].Model != "m1" || reqs[0].StreamOptions == nil || !reqs[0].StreamOptions.IncludeUsage ||
+	if len(reqs) != 1 || reqs[0].Model != "m1" || reqs[0].Header.Get("X-Svc-Purpose") != "title" || reqs[0].StreamOptions == nil || !reqs[0].StreamOptions.IncludeUsage ||
 		reqs[0].Header.Get("Authorization") != "Bearer upstream-key" {
 		t.Fatalf("upstream saw %+v", reqs)
 	}
