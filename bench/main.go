@@ -24,6 +24,7 @@ type suite struct {
 // file (gateway.go, api.go, ...).
 var suites = []suite{
 	{"api", benchAPI},
+	{"system", benchSystem},
 	{"registry", benchRegistry},
 	{"agent", benchAgent},
 	{"driver", benchDriver},
