@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -52,8 +53,9 @@ func (b *Builder) BuildWithBase(ctx context.Context, names ...string) ([]Built, 
 		sys, _ := template.SystemByName(n)
 		gateway := ""
 		if sys.Gateway() {
-			if gateway = b.Gateway; gateway == "" {
-				return nil, fmt.Errorf("%s runs svc-gateway: say where its binary is", n)
+			gateway = b.Gateway
+			if _, err := os.Stat(gateway); gateway == "" || err != nil {
+				return nil, fmt.Errorf("%s runs svc-gateway: no static svc-gateway binary at %q (make build makes one)", n, gateway)
 			}
 		}
 		img, err := b.build(ctx, n, map[string]string{"BASE": base.ID}, gateway, b.Labels)
