@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -21,7 +22,7 @@ func imagesCmd(dataDir *string, stdout io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "images", Short: "Build, publish and list the system template images"}
 
 	b := &sysimage.Builder{Progress: stdout}
-	var missing bool
+	var missing, keepGoing bool
 	build := &cobra.Command{
 		Use:   "build [NAME...]",
 		Short: "Build the system images (all, or the names given) and publish each that changed as a dated release",
@@ -47,7 +48,7 @@ func imagesCmd(dataDir *string, stdout io.Writer) *cobra.Command {
 			p := &sysimage.Publisher{Docker: b.Docker, Store: data.Store, Registry: data.Registry,
 				Logf: func(f string, a ...any) { fmt.Fprintf(stdout, f+"\n", a...) }}
 			start := time.Now()
-			pubs, err := sysimage.Release(ctx, b, p, names...)
+			pubs, err := release(ctx, b, p, names, keepGoing, stdout)
 			printReleases(stdout, pubs)
 			if err != nil {
 				return err
@@ -58,6 +59,7 @@ func imagesCmd(dataDir *string, stdout io.Writer) *cobra.Command {
 	}
 	f := build.Flags()
 	f.BoolVar(&missing, "missing", false, "only the templates with no release yet in this data directory")
+	f.BoolVar(&keepGoing, "keep-going", false, "go on with the other images when one fails (make run)")
 	f.StringVar(&b.Gateway, "gateway", "", "static svc-gateway binary to bake in (default: svc-gateway beside svcd)")
 	f.StringVar(&b.CacheDir, "cache", sysimage.DefaultCacheDir(), "cache of the Debian root and build locks (env SVC_IMAGE_CACHE)")
 	f.StringVar(&b.Mirror, "debian-mirror", "", "Debian mirror for debootstrap when the base cannot be pulled")
@@ -91,6 +93,32 @@ func imagesCmd(dataDir *string, stdout io.Writer) *cobra.Command {
 	}
 	cmd.AddCommand(build, list)
 	return cmd
+}
+
+// release builds and publishes names (all when empty), stopping at the
+// first failure unless keepGoing, in which case the failures are reported
+// together at the end.
+func release(ctx context.Context, b *sysimage.Builder, p *sysimage.Publisher, names []string, keepGoing bool, out io.Writer) ([]sysimage.Published, error) {
+	if !keepGoing {
+		return sysimage.Release(ctx, b, p, names...)
+	}
+	if len(names) == 0 {
+		names = sysimage.Names()
+	}
+	var pubs []sysimage.Published
+	var failed []error
+	for _, n := range names {
+		got, err := sysimage.Release(ctx, b, p, n)
+		pubs = append(pubs, got...)
+		if err != nil {
+			if ctx.Err() != nil {
+				return pubs, err
+			}
+			fmt.Fprintf(out, "%s: FAILED: %v\n", n, err)
+			failed = append(failed, fmt.Errorf("%s: %w", n, err))
+		}
+	}
+	return pubs, errors.Join(failed...)
 }
 
 // unpublished keeps the names (every template when none) that have no

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -40,11 +41,7 @@ func (b *Builder) BuildWithBase(ctx context.Context, names ...string) ([]Built, 
 			return nil, fmt.Errorf("%q is not a system template (one of %s)", n, strings.Join(Names(), ", "))
 		}
 	}
-	debian, err := b.debian(ctx)
-	if err != nil {
-		return nil, err
-	}
-	base, err := b.build(ctx, Base, map[string]string{"DEBIAN": debian}, "", nil)
+	base, err := b.base(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -56,8 +53,9 @@ func (b *Builder) BuildWithBase(ctx context.Context, names ...string) ([]Built, 
 		sys, _ := template.SystemByName(n)
 		gateway := ""
 		if sys.Gateway() {
-			if gateway = b.Gateway; gateway == "" {
-				return nil, fmt.Errorf("%s runs svc-gateway: say where its binary is", n)
+			gateway = b.Gateway
+			if _, err := os.Stat(gateway); gateway == "" || err != nil {
+				return nil, fmt.Errorf("%s runs svc-gateway: no static svc-gateway binary at %q (make build makes one)", n, gateway)
 			}
 		}
 		img, err := b.build(ctx, n, map[string]string{"BASE": base.ID}, gateway, b.Labels)
@@ -67,6 +65,27 @@ func (b *Builder) BuildWithBase(ctx context.Context, names ...string) ([]Built, 
 		out = append(out, img)
 	}
 	return out, nil
+}
+
+// base builds the Debian root (if missing) and base, once per Builder and
+// cache setting: base's build context is embedded, so it cannot change
+// while the process runs.
+func (b *Builder) base(ctx context.Context) (Built, error) {
+	b.baseMu.Lock()
+	defer b.baseMu.Unlock()
+	if b.built != nil && b.builtNoCache == b.NoCache {
+		return *b.built, nil
+	}
+	debian, err := b.debian(ctx)
+	if err != nil {
+		return Built{}, err
+	}
+	base, err := b.build(ctx, Base, map[string]string{"DEBIAN": debian}, "", nil)
+	if err != nil {
+		return Built{}, err
+	}
+	b.built, b.builtNoCache = &base, b.NoCache
+	return base, nil
 }
 
 // build builds one image from images/<name> and tags it svc/<name>:latest.

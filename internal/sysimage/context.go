@@ -21,6 +21,10 @@ var contextTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 // GatewayFile is the name of the svc-gateway binary in a build context.
 const GatewayFile = "svc-gateway"
 
+// CommonDir is the directory of images/ every template's context also
+// carries, as common/: the files all template images share.
+const CommonDir = "common"
+
 // HostCADir is where a build context carries the host's local CA
 // certificates, for Dockerfiles that name it (see hostCAs).
 const HostCADir = "host-ca"
@@ -29,30 +33,27 @@ const HostCADir = "host-ca"
 var hostCAPattern = "/usr/local/share/ca-certificates/*.crt"
 
 // buildContext writes the tar the engine builds name from: the files of
-// images/<name> (scripts, found by their #! line, executable), the host's
-// CAs when the Dockerfile copies host-ca/, and, when gateway is not empty,
-// that binary as svc-gateway.
+// images/<name> (scripts, found by their #! line, executable), for a
+// template images/common as common/, the host's CAs when the Dockerfile
+// copies host-ca/, and, when gateway is not empty, that binary as
+// svc-gateway.
 func buildContext(w io.Writer, name, gateway string) error {
 	tw := tar.NewWriter(w)
 	sub, err := fs.Sub(images.FS, name)
 	if err != nil {
 		return err
 	}
-	err = fs.WalkDir(sub, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == "." {
-			return err
-		}
-		if d.IsDir() {
-			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: p + "/", Mode: 0o755, ModTime: contextTime})
-		}
-		data, err := fs.ReadFile(sub, p)
-		if err != nil {
-			return err
-		}
-		return writeFile(tw, p, data, modeOf(data))
-	})
-	if err != nil {
+	if err := addTree(tw, sub, ""); err != nil {
 		return fmt.Errorf("build context of %s: %w", name, err)
+	}
+	if name != Base {
+		common, err := fs.Sub(images.FS, CommonDir)
+		if err == nil {
+			err = addTree(tw, common, CommonDir+"/")
+		}
+		if err != nil {
+			return fmt.Errorf("build context of %s: %w", name, err)
+		}
 	}
 	df, _ := fs.ReadFile(sub, "Dockerfile")
 	if bytes.Contains(df, []byte(HostCADir+"/")) {
@@ -94,6 +95,28 @@ func hostCAs(tw *tar.Writer) error {
 		}
 	}
 	return nil
+}
+
+// addTree adds the files of fsys under prefix.
+func addTree(tw *tar.Writer, fsys fs.FS, prefix string) error {
+	if prefix != "" {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: prefix, Mode: 0o755, ModTime: contextTime}); err != nil {
+			return err
+		}
+	}
+	return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == "." {
+			return err
+		}
+		if d.IsDir() {
+			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: prefix + p + "/", Mode: 0o755, ModTime: contextTime})
+		}
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		return writeFile(tw, prefix+p, data, modeOf(data))
+	})
 }
 
 func modeOf(data []byte) int64 {

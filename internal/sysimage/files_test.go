@@ -29,6 +29,9 @@ func TestEveryTemplateHasADockerfile(t *testing.T) {
 		if !strings.Contains(string(df), "FROM ${BASE}") {
 			t.Errorf("%s: Dockerfile does not start from ${BASE}", sys.Name)
 		}
+		if !strings.Contains(string(df), "COPY "+CommonDir+"/ /") {
+			t.Errorf("%s: Dockerfile does not copy common/ (svc-init)", sys.Name)
+		}
 		m := envRE.FindSubmatch(df)
 		switch {
 		case sys.Gateway() && (m == nil || string(m[1]) != sys.Agent):

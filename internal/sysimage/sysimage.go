@@ -64,7 +64,11 @@ type Builder struct {
 	// (the bench's cold builds).
 	NoCache bool
 
-	mu sync.Mutex
+	mu sync.Mutex // serialises progress lines
+
+	baseMu       sync.Mutex
+	built        *Built // base, as last built by this Builder
+	builtNoCache bool
 }
 
 // Built is an image the engine holds after a build.
