@@ -40,7 +40,7 @@ func serveCmd(getenv func(string) string, stdout, stderr io.Writer) *cobra.Comma
 				return err
 			}
 			defer srv.Close()
-			greet(stdout, srv, cfg.DataDir)
+			greet(stdout, srv.URL, srv.Key, cfg.DataDir)
 			<-ctx.Done()
 			fmt.Fprintln(stdout, "svcd: shutting down (instances keep running)")
 			return nil
@@ -112,16 +112,35 @@ func edgeCmd(getenv func(string) string, stdout, stderr io.Writer) *cobra.Comman
 }
 
 // greet prints where svc runs and, on the first start, the key.
-func greet(w io.Writer, srv *server.Server, dataDir string) {
+func greet(w io.Writer, url, key, dataDir string) {
 	keyFile := auth.KeyFile(dataDir)
 	if rel, err := filepath.Rel(".", keyFile); err == nil && !strings.HasPrefix(rel, "..") {
 		keyFile = rel
 	}
-	fmt.Fprintf(w, "svc is running at %s\n", srv.URL)
-	if srv.Key != "" {
-		fmt.Fprintf(w, "\nYour API key (shown once; saved to %s, mode 0600):\n\n  %s\n\n", keyFile, srv.Key)
+	fmt.Fprintf(w, "svc is running at %s\n", url)
+	if key != "" {
+		fmt.Fprintf(w, "\nYour API key (shown once; saved to %s, mode 0600):\n\n  %s\n\n", keyFile, key)
 	}
-	fmt.Fprintf(w, "Try it:\n  curl -H \"Authorization: Bearer $(cat %s)\" %s/v1/templates\n", keyFile, srv.URL)
+	fmt.Fprintf(w, "Try it:\n  curl -H \"Authorization: Bearer $(cat %s)\" %s/v1/templates\n", keyFile, url)
+	cli := "svc"
+	if exe, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(exe), "svc"); fileExists(p) {
+			cli = p
+			if rel, err := filepath.Rel(".", p); err == nil && !strings.HasPrefix(rel, "..") {
+				cli = "./" + rel
+			}
+		}
+	}
+	fmt.Fprintf(w, "\nCreate an instance and chat with its agent:\n"+
+		"  export SVC_URL=%s SVC_API_KEY=$(cat %s)\n"+
+		"  %s instances create --template svc-general-small    # prints the instance id\n"+
+		"  %s chat ID \"hello\"         # or no message: one per line from stdin, same session\n",
+		url, keyFile, cli, cli)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // failpoints returns a hook that kills the process at the named points.
