@@ -3,13 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
-
-	"github.com/moby/moby/client"
 
 	"github.com/svc-dev/svc/internal/sysimage"
 )
@@ -27,25 +23,14 @@ func benchImages(ctx context.Context, r *report) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	gateway := filepath.Join(work, "svc-gateway")
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", gateway, "./cmd/svc-gateway")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("build svc-gateway: %v: %s", err, out)
-	}
-	c, err := client.New(client.FromEnv)
+	b, closeDocker, err := imageBuilder(ctx, work)
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	progress := io.Writer(io.Discard)
-	if os.Getenv("SVC_BENCH_VERBOSE") != "" {
-		progress = os.Stderr
-	}
+	defer closeDocker()
 
 	// The Debian root from nothing: debootstrap, slim, tar. The engine's
 	// svc/debian image is left alone (other checkouts share it).
-	b := &sysimage.Builder{Docker: c, Gateway: gateway, Progress: progress}
 	start := time.Now()
 	if err := b.Debootstrap(ctx, filepath.Join(work, "debian.tar")); err != nil {
 		return err
@@ -73,7 +58,7 @@ func benchImages(ctx context.Context, r *report) error {
 		return err
 	}
 	defer data.Close()
-	p := &sysimage.Publisher{Docker: c, Store: data.Store, Registry: data.Registry}
+	p := &sysimage.Publisher{Docker: b.Docker, Store: data.Store, Registry: data.Registry}
 
 	sec.line("Debian root (debootstrap --variant=minbase bookworm, slimmed, tarred): %s.", debootstrap.Round(time.Second))
 	sec.line("Cold: every step built again (`NoCache`), packages downloaded from the Debian mirror and npm's registry;")

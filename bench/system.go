@@ -150,23 +150,33 @@ func (g gatewayToken) RoundTrip(r *http.Request) (*http.Response, error) {
 // publishSystem builds (from the engine's cache when it can) and
 // publishes system images into env's data directory.
 func publishSystem(ctx context.Context, env *benchServer, names ...string) error {
-	gateway := filepath.Join(env.dir, "svc-gateway")
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", gateway, "./cmd/svc-gateway")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("build svc-gateway: %v: %s", err, out)
-	}
-	c, err := client.New(client.FromEnv)
+	b, closeDocker, err := imageBuilder(ctx, env.dir)
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer closeDocker()
+	p := &sysimage.Publisher{Docker: b.Docker, Store: env.srv.Store, Registry: env.srv.Registry}
+	_, err = sysimage.Release(ctx, b, p, names...)
+	return err
+}
+
+// imageBuilder builds svc-gateway into dir and returns a system image
+// Builder on the local engine that copies it into the images. Progress
+// goes to stderr with SVC_BENCH_VERBOSE set.
+func imageBuilder(ctx context.Context, dir string) (*sysimage.Builder, func(), error) {
+	gateway := filepath.Join(dir, "svc-gateway")
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", gateway, "./cmd/svc-gateway")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, nil, fmt.Errorf("build svc-gateway: %v: %s", err, out)
+	}
+	c, err := client.New(client.FromEnv)
+	if err != nil {
+		return nil, nil, err
+	}
 	progress := io.Writer(io.Discard)
 	if os.Getenv("SVC_BENCH_VERBOSE") != "" {
 		progress = os.Stderr
 	}
-	b := &sysimage.Builder{Docker: c, Gateway: gateway, Progress: progress}
-	p := &sysimage.Publisher{Docker: c, Store: env.srv.Store, Registry: env.srv.Registry}
-	_, err = sysimage.Release(ctx, b, p, names...)
-	return err
+	return &sysimage.Builder{Docker: c, Gateway: gateway, Progress: progress}, func() { c.Close() }, nil
 }

@@ -25,14 +25,9 @@ func serveCmd(getenv func(string) string, stdout, stderr io.Writer) *cobra.Comma
 		Short: "Run every role of svcd in one process with the embedded defaults",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return fmt.Errorf("--log-level: %w", err)
+			if err := checkCommon(&cfg, logLevel, stderr); err != nil {
+				return err
 			}
-			if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
-				return fmt.Errorf("--tls-cert and --tls-key go together")
-			}
-			cfg.Log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 			cfg.Failpoint = failpoints(getenv("SVC_FAILPOINTS"))
 			ctx := cmd.Context()
 			srv, err := server.Start(ctx, cfg)
@@ -66,6 +61,19 @@ func serveCmd(getenv func(string) string, stdout, stderr io.Writer) *cobra.Comma
 	return cmd
 }
 
+// checkCommon validates what serve and edge share and sets the logger.
+func checkCommon(cfg *server.Config, logLevel string, stderr io.Writer) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
+		return fmt.Errorf("--tls-cert and --tls-key go together")
+	}
+	cfg.Log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	return nil
+}
+
 // tlsFlags are shared by serve and edge.
 func tlsFlags(f *pflag.FlagSet, cfg *server.Config, getenv func(string) string) {
 	f.StringVar(&cfg.TLSCert, "tls-cert", envOr(getenv, "SVC_TLS_CERT", ""), "certificate (PEM) for HTTPS and HTTP/2 on the listener; with --tls-key (env SVC_TLS_CERT)")
@@ -81,14 +89,9 @@ func edgeCmd(getenv func(string) string, stdout, stderr io.Writer) *cobra.Comman
 		Short: "Run the edge alone (instance URLs, public ports, wake) next to a svcd serve on the same data directory",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return fmt.Errorf("--log-level: %w", err)
+			if err := checkCommon(&cfg, logLevel, stderr); err != nil {
+				return err
 			}
-			if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
-				return fmt.Errorf("--tls-cert and --tls-key go together")
-			}
-			cfg.Log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 			ctx := cmd.Context()
 			srv, err := server.StartEdge(ctx, cfg)
 			if err != nil {
