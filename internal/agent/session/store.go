@@ -138,8 +138,12 @@ func (s *Store) SetModel(ctx context.Context, id, model string) error {
 
 // List returns up to limit live sessions, most recently active first.
 func (s *Store) List(ctx context.Context, limit int) ([]Session, error) {
+	// Activity times are milliseconds, and two quick turns can share one:
+	// then the session whose last message was written later is the more
+	// recent.
 	rows, err := s.db.QueryContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE archived_at IS NULL
-		ORDER BY last_active DESC, key DESC LIMIT ?`, limit)
+		ORDER BY last_active DESC, (SELECT MAX(m.id) FROM messages m WHERE m.session_key = sessions.key) DESC, key DESC
+		LIMIT ?`, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -178,6 +178,24 @@ func TestListOrderAndLimit(t *testing.T) {
 	}
 }
 
+// Two sessions active in the same millisecond: the one written to last is
+// listed first, whichever was created first.
+func TestListOrderOnATie(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "s.db"))
+	defer s.Close()
+	s.Append(ctx, "first", "", "", exchange("q", "a", 100))
+	s.Append(ctx, "second", "", "", exchange("q", "a", 100))
+	s.Append(ctx, "first", "", "", exchange("again", "a", 100))
+	l, err := s.List(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l) != 2 || l[0].ID != "first" || l[1].ID != "second" {
+		t.Fatalf("list %+v, want first (written last) before second", l)
+	}
+}
+
 func TestGeneratedTitleTakesTheLowestFreeNumber(t *testing.T) {
 	ctx := context.Background()
 	s := open(t, filepath.Join(t.TempDir(), "s.db"))
