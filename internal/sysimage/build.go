@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -123,8 +124,11 @@ func (b *Builder) build(ctx context.Context, name string, args map[string]string
 		return Built{}, fmt.Errorf("build %s: %w", name, err)
 	}
 	defer resp.Body.Close()
-	out := &buildOutput{b: b, name: name, start: start}
-	if err := readStream(resp.Body, out.message); err != nil {
+	out := &buildOutput{b: b, name: name, start: start, step: start}
+	stopBeat := out.heartbeat(30 * time.Second)
+	err = readStream(resp.Body, out.message)
+	stopBeat()
+	if err != nil {
 		return Built{}, fmt.Errorf("build %s: %w%s", name, err, out.tailText())
 	}
 	if out.id == "" {
@@ -150,11 +154,52 @@ type buildOutput struct {
 	b     *Builder
 	name  string
 	start time.Time
-	id    string
-	tail  []string
+
+	mu      sync.Mutex
+	id      string
+	tail    []string
+	step    time.Time // when the current step started or was last reported
+	stepNum string    // "15/24"
+}
+
+// heartbeat reports a step that runs long (an npm install can take
+// minutes without a new step line) every interval, so a build is never
+// silent for long; the returned func stops it.
+func (o *buildOutput) heartbeat(interval time.Duration) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				o.beat(now, interval)
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// beat prints a still-running line when nothing was reported for interval.
+func (o *buildOutput) beat(now time.Time, interval time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.b.Verbose || o.stepNum == "" || now.Sub(o.step) < interval {
+		return
+	}
+	o.step = now
+	last := ""
+	if n := len(o.tail); n > 0 && !strings.HasPrefix(o.tail[n-1], "Step ") {
+		last = ": " + clip(o.tail[n-1], 80)
+	}
+	o.b.logf("  %s %6s  ... still on step %s%s", o.name, "+"+now.Sub(o.start).Round(time.Second).String(), o.stepNum, last)
 }
 
 func (o *buildOutput) message(m jsonstream.Message) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	if m.Aux != nil {
 		var aux struct{ ID string }
 		if json.Unmarshal(*m.Aux, &aux) == nil && aux.ID != "" {
@@ -173,6 +218,8 @@ func (o *buildOutput) message(m jsonstream.Message) {
 		case o.b.Verbose:
 			o.b.logf("  %s | %s", o.name, line)
 		case strings.HasPrefix(line, "Step "):
+			o.step = time.Now()
+			o.stepNum, _, _ = strings.Cut(strings.TrimPrefix(line, "Step "), " ")
 			o.b.logf("  %s %6s  %s", o.name, "+"+time.Since(o.start).Round(time.Second).String(), clip(line, 110))
 		}
 	}
