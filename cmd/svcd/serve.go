@@ -116,10 +116,7 @@ func edgeCmd(getenv func(string) string, stdout, stderr io.Writer) *cobra.Comman
 
 // greet prints where svc runs and, on the first start, the key.
 func greet(w io.Writer, url, key, dataDir string) {
-	keyFile := auth.KeyFile(dataDir)
-	if rel, err := filepath.Rel(".", keyFile); err == nil && !strings.HasPrefix(rel, "..") {
-		keyFile = rel
-	}
+	keyFile := relative(auth.KeyFile(dataDir))
 	fmt.Fprintf(w, "svc is running at %s\n", url)
 	if key != "" {
 		fmt.Fprintf(w, "\nYour API key (shown once; saved to %s, mode 0600):\n\n  %s\n\n", keyFile, key)
@@ -128,9 +125,8 @@ func greet(w io.Writer, url, key, dataDir string) {
 	cli := "svc"
 	if exe, err := os.Executable(); err == nil {
 		if p := filepath.Join(filepath.Dir(exe), "svc"); fileExists(p) {
-			cli = p
-			if rel, err := filepath.Rel(".", p); err == nil && !strings.HasPrefix(rel, "..") {
-				cli = "./" + rel
+			if cli = relative(p); !filepath.IsAbs(cli) {
+				cli = "./" + cli
 			}
 		}
 	}
@@ -139,6 +135,23 @@ func greet(w io.Writer, url, key, dataDir string) {
 		"  %s instances create --template svc-general-small    # prints the instance id\n"+
 		"  %s chat ID \"hello\"         # or no message: one per line from stdin, same session\n",
 		url, keyFile, cli, cli)
+}
+
+// relative shortens p to a path from the working directory when it is
+// below it.
+func relative(p string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	if rel, err := filepath.Rel(wd, abs); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return p
 }
 
 func fileExists(p string) bool {

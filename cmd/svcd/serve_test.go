@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -27,5 +29,18 @@ func TestGreet(t *testing.T) {
 	greet(&b, "http://localhost:7070", "", ".svc")
 	if strings.Contains(b.String(), "API key (shown once") {
 		t.Errorf("a later start printed the key banner:\n%s", b.String())
+	}
+}
+
+func TestRelative(t *testing.T) {
+	wd, _ := os.Getwd()
+	for in, want := range map[string]string{
+		filepath.Join(wd, "bin", "svc"): filepath.Join("bin", "svc"),
+		".svc/api-key":                  ".svc/api-key",
+		"/elsewhere/api-key":            "/elsewhere/api-key",
+	} {
+		if got := relative(in); got != want {
+			t.Errorf("relative(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
