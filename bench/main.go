@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"time"
 )
@@ -36,7 +37,16 @@ var suites = []suite{
 func main() {
 	out := flag.String("out", "bench/RESULTS.md", "results file to write")
 	only := flag.String("only", "", "comma-separated suite names to run (default all)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		pprof.StartCPUProfile(f)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -62,6 +72,7 @@ func main() {
 		}
 		fmt.Fprintf(os.Stderr, "bench: %s done in %s\n", s.name, time.Since(start).Round(time.Second))
 	}
+	pprof.StopCPUProfile()
 	if err := r.write(*out, len(want) > 0); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
