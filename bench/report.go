@@ -80,7 +80,7 @@ func (r *report) write(path string, merge bool) error {
 	}
 	sort.Strings(names)
 	var out bytes.Buffer
-	out.WriteString("# Benchmark results\n\nWritten by `make bench` (`go run ./bench`); `go run ./bench -only NAME` reruns one section and keeps the others.\n\n")
+	out.WriteString("# Benchmark results\n\nWritten by `make bench` (`go run ./bench`); `go run ./bench -only NAME` reruns one section and keeps the others; `-cpuprofile FILE` profiles the run.\n\n")
 	for _, n := range names {
 		fmt.Fprintf(&out, "## %s\n%s<!-- end -->\n\n", n, existing[n])
 	}
