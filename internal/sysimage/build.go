@@ -168,7 +168,7 @@ type buildOutput struct {
 func (o *buildOutput) heartbeat(interval time.Duration) (stop func()) {
 	done := make(chan struct{})
 	go func() {
-		t := time.NewTicker(interval)
+		t := time.NewTicker(interval / 3)
 		defer t.Stop()
 		for {
 			select {
@@ -191,7 +191,9 @@ func (o *buildOutput) beat(now time.Time, interval time.Duration) {
 	}
 	o.step = now
 	last := ""
-	if n := len(o.tail); n > 0 && !strings.HasPrefix(o.tail[n-1], "Step ") {
+	// The step's own latest line; the engine's " ---> " bookkeeping says
+	// nothing about progress.
+	if n := len(o.tail); n > 0 && !strings.HasPrefix(o.tail[n-1], "Step ") && !strings.HasPrefix(o.tail[n-1], " ---> ") {
 		last = ": " + clip(o.tail[n-1], 80)
 	}
 	o.b.logf("  %s %6s  ... still on step %s%s", o.name, "+"+now.Sub(o.start).Round(time.Second).String(), o.stepNum, last)
