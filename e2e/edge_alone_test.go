@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/url"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -78,5 +79,35 @@ func TestEdgeAlone(t *testing.T) {
 	}
 	if got, _ := env.Client.Instance(ctx, in.ID); got.Status != "running" {
 		t.Fatalf("after the wake: %s", got.Status)
+	}
+
+	// A wake that has to recreate the container (it vanished while the
+	// instance slept) gives it the same platform env as serve would,
+	// the managed model's address and the instance's token included.
+	modelEnv := func() string {
+		t.Helper()
+		res, err := env.Client.Exec(ctx, in.ID, sdk.ExecRequest{Command: `printf '%s|%s' "$SVC_MODEL_BASE_URL" "$SVC_MODEL_API_KEY"`})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("read the model env: %v %+v", err, res)
+		}
+		return res.Stdout
+	}
+	before := modelEnv()
+	if !strings.HasPrefix(before, "http://") || !strings.Contains(before, "|svcm_"+in.ID+"_") {
+		t.Fatalf("model env from serve: %q", before)
+	}
+	waitStatus(t, env, in.ID, "sleeping", 30*time.Second)
+	install, err := env.Server.Store.Meta(ctx, "install_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("docker", "rm", "-f", "svc-"+install+"-"+in.ID).CombinedOutput(); err != nil {
+		t.Fatalf("docker rm: %v %s", err, out)
+	}
+	if code, b, _ := fetch(t, hc, "GET", viaAlone+"/", key, nil); code != 200 || b != "hello from port 8000\n" {
+		t.Fatalf("wake with a new container through svcd edge: %d %q", code, b)
+	}
+	if after := modelEnv(); after != before {
+		t.Fatalf("model env of the recreated container %q, want %q", after, before)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/svc-dev/svc/internal/edge"
 	"github.com/svc-dev/svc/internal/hostname"
 	"github.com/svc-dev/svc/internal/instance"
+	"github.com/svc-dev/svc/internal/modelproxy"
 	"github.com/svc-dev/svc/internal/runtime"
 	"github.com/svc-dev/svc/internal/runtime/docker"
 	"github.com/svc-dev/svc/internal/store"
@@ -75,7 +76,7 @@ func StartEdge(ctx context.Context, cfg Config) (*Server, error) {
 func (s *Server) startEdgeOnly(ctx context.Context) error {
 	cfg := s.cfg
 	meta := map[string]string{}
-	for _, k := range []string{"install_id", "registry_addr", "registry_password"} {
+	for _, k := range []string{"install_id", "registry_addr", "registry_password", "model_secret", "model_url"} {
 		v, err := s.Store.Meta(ctx, k)
 		if err != nil {
 			return err
@@ -96,11 +97,20 @@ func (s *Server) startEdgeOnly(ctx context.Context) error {
 	}
 	names := s.names(ln)
 	s.Templates = template.New(s.Store, nil) // wakes resolve no templates
+	// Only to mint the model tokens of containers a wake recreates; the
+	// managed model itself is served by svcd serve.
+	defaultModel, err := s.Store.Meta(ctx, "model_default")
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	model := modelproxy.New(s.Store, modelproxy.Config{Model: defaultModel, Secret: []byte(meta["model_secret"]), Log: cfg.Log})
 	s.Instances = instance.New(s.Store, s.Templates, drv, instance.Config{
 		Names: names,
 		Pull: func(repo, digest string) (string, *runtime.Auth) {
 			return meta["registry_addr"] + "/" + repo + "@" + digest, &runtime.Auth{Username: "svcd", Password: meta["registry_password"]}
 		},
+		Env:            modelEnv(meta["model_url"], model),
 		StopGrace:      cfg.StopGrace,
 		BootTimeout:    cfg.BootTimeout,
 		MinIdleTimeout: cfg.MinIdleTimeout,

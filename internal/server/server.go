@@ -190,6 +190,14 @@ func (s *Server) start(ctx context.Context) error {
 	}
 	s.ModelURL = "http://" + modelLn.Addr().String() + "/v1"
 	s.serve(modelLn, s.Model.Handler(), false)
+	// A separate `svcd edge` that recreates a container on a wake gives it
+	// the same model env.
+	if err := s.Store.SetMeta(ctx, "model_url", s.ModelURL); err != nil {
+		return err
+	}
+	if err := s.Store.SetMeta(ctx, "model_default", cfg.Model); err != nil {
+		return err
+	}
 
 	apiLn, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -204,7 +212,7 @@ func (s *Server) start(ctx context.Context) error {
 			a := reg.PullAuth()
 			return reg.PullRef(repo, digest), &runtime.Auth{Username: a.Username, Password: a.Password}
 		},
-		Env:            s.modelEnv,
+		Env:            modelEnv(s.ModelURL, s.Model),
 		StopGrace:      cfg.StopGrace,
 		BootTimeout:    cfg.BootTimeout,
 		MinIdleTimeout: cfg.MinIdleTimeout,
@@ -290,14 +298,16 @@ func (s *Server) runCtx(ctx context.Context) context.Context {
 	return runCtx
 }
 
-// modelEnv points an instance at the managed model with its own token.
-// A create's env may override these (to bring its own provider).
-func (s *Server) modelEnv(in store.Instance) map[string]string {
-	env := map[string]string{"SVC_MODEL_BASE_URL": s.ModelURL, "SVC_MODEL_API_KEY": s.Model.Token(in.ID)}
-	if m := s.Model.DefaultModel(); m != "" {
-		env["SVC_MODEL"] = m
+// modelEnv points an instance at the managed model at url with its own
+// token. A create's env may override these (to bring its own provider).
+func modelEnv(url string, model *modelproxy.Proxy) func(store.Instance) map[string]string {
+	return func(in store.Instance) map[string]string {
+		env := map[string]string{"SVC_MODEL_BASE_URL": url, "SVC_MODEL_API_KEY": model.Token(in.ID)}
+		if m := model.DefaultModel(); m != "" {
+			env["SVC_MODEL"] = m
+		}
+		return env
 	}
-	return env
 }
 
 // loopbackName is the host clients should use for addr: "localhost" for
