@@ -1,45 +1,17 @@
 package generala_test
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/svc-dev/svc/internal/harness"
-	"github.com/svc-dev/svc/internal/harness/builtin"
 	"github.com/svc-dev/svc/internal/harness/generala"
 	"github.com/svc-dev/svc/internal/harness/harnesstest"
 )
 
-func args(kv ...string) string {
-	m := map[string]string{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		m[kv[i]] = kv[i+1]
-	}
-	b, _ := json.Marshal(m)
-	return string(b)
-}
-
 // TestConformance runs the suite every harness passes, over HTTP through
 // the real gateway, against general-a.
 func TestConformance(t *testing.T) {
-	harnesstest.Run(t, harnesstest.Profile{
-		ID: harness.GeneralA,
-		New: func(t *testing.T, modelBaseURL, home string) harness.Harness {
-			h, err := generala.New(builtin.Config{Home: home, ModelBaseURL: modelBaseURL, Model: "test-model"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { h.Close() })
-			return h
-		},
-		ShellTool:     "shell",
-		ShellArgs:     func(cmd string) string { return args("command", cmd) },
-		WriteFileTool: "write_file",
-		WriteFileArgs: func(path, content string) string { return args("path", path, "content", content) },
-		Titles:        true,
-		Renames:       true,
-		MessageCount:  true,
-		Preview:       true,
-		ContextWindow: 128000,
-	})
+	p := harnesstest.Builtin(harness.GeneralA, generala.New)
+	p.Titles, p.Renames, p.MessageCount, p.Preview = true, true, true, true
+	harnesstest.Run(t, p)
 }
