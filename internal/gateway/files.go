@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -60,14 +61,25 @@ func (s *Server) resolvePath(param, p string) (string, error) {
 	return filepath.Clean(p), nil
 }
 
-// dirParam is the optional path of a listing or archive: the workspace
-// when omitted.
+// dirParam is the optional path of a listing or archive (the workspace
+// when omitted), which must be an existing directory.
 func (s *Server) dirParam(r *http.Request) (string, error) {
 	p := r.URL.Query().Get("path")
 	if p == "" {
 		p = s.cfg.Workspace
 	}
-	return s.resolvePath("path", p)
+	dir, err := s.resolvePath("path", p)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return "", fileError(err, dir)
+	}
+	if !fi.IsDir() {
+		return "", newError(http.StatusBadRequest, "not_a_directory", "%s is not a directory", dir)
+	}
+	return dir, nil
 }
 
 // fileError maps a filesystem error on path to the client's code. The

@@ -20,13 +20,6 @@ func (s *Server) archive(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return fileError(err, dir)
-	}
-	if !fi.IsDir() {
-		return newError(http.StatusBadRequest, "not_a_directory", "%s is not a directory", dir)
-	}
 	// Walk the directory a symlinked path points at, under the name asked.
 	root, err := filepath.EvalSymlinks(dir)
 	if err != nil {

@@ -19,13 +19,6 @@ func (s *Server) listFiles(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return fileError(err, dir)
-	}
-	if !fi.IsDir() {
-		return newError(http.StatusBadRequest, "not_a_directory", "%s is not a directory", dir)
-	}
 	kept, truncated, err := firstEntries(dir, s.cfg.MaxListEntries)
 	if err != nil {
 		return fileError(err, dir)

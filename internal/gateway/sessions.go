@@ -31,11 +31,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) readSession(w http.ResponseWriter, r *http.Request) error {
-	agent, h, err := s.provisioned(r)
-	if err != nil {
-		return err
-	}
-	id, err := sessionParam(r)
+	agent, h, id, err := s.session(r)
 	if err != nil {
 		return err
 	}
@@ -82,11 +78,7 @@ func parseRenameRequest(body []byte) (renameRequest, error) {
 }
 
 func (s *Server) renameSession(w http.ResponseWriter, r *http.Request) error {
-	agent, h, err := s.provisioned(r)
-	if err != nil {
-		return err
-	}
-	id, err := sessionParam(r)
+	agent, h, id, err := s.session(r)
 	if err != nil {
 		return err
 	}
@@ -110,11 +102,7 @@ func (s *Server) renameSession(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
-	agent, h, err := s.provisioned(r)
-	if err != nil {
-		return err
-	}
-	id, err := sessionParam(r)
+	agent, h, id, err := s.session(r)
 	if err != nil {
 		return err
 	}
@@ -127,6 +115,16 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
 		ID      string `json:"id"`
 		Deleted bool   `json:"deleted"`
 	}{id, deleted})
+}
+
+// session resolves a call on one session: the harness it routes to (which
+// must be provisioned) and the session id from the path.
+func (s *Server) session(r *http.Request) (agent string, h harness.Harness, id string, err error) {
+	if agent, h, err = s.provisioned(r); err != nil {
+		return "", nil, "", err
+	}
+	id, err = sessionParam(r)
+	return agent, h, id, err
 }
 
 func sessionParam(r *http.Request) (string, error) {
